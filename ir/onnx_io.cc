@@ -1,0 +1,485 @@
+#include "ir/onnx_io.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <unordered_map>
+#include <set>
+#include <unordered_set>
+
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl.h"
+#include "ir/tensor_proto.h"
+
+namespace xopt::ir {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr size_t kTwoGiB = size_t{2} << 30;
+
+void parse_type(const onnx::TypeProto& t, Value* v, DType* dtype, Shape* shape, bool* is_tensor) {
+  (void)v;
+  if (!t.has_tensor_type()) {
+    *is_tensor = t.value_case() == onnx::TypeProto::VALUE_NOT_SET;
+    *dtype = DType::kUndefined;
+    *shape = Shape();
+    return;
+  }
+  *is_tensor = true;
+  *dtype = static_cast<DType>(t.tensor_type().elem_type());
+  if (!t.tensor_type().has_shape()) {
+    *shape = Shape();
+    return;
+  }
+  std::vector<Dim> dims;
+  for (const auto& d : t.tensor_type().shape().dim()) {
+    if (d.has_dim_value()) dims.emplace_back(d.dim_value());
+    else if (d.has_dim_param() && !d.dim_param().empty()) dims.push_back(Dim::symbolic(d.dim_param()));
+    else dims.emplace_back();
+  }
+  *shape = Shape(std::move(dims));
+}
+
+// Writes `v`'s current dtype/shape into `info` unless `info` already says the same.
+void sync_type(const Value* v, onnx::ValueInfoProto& info) {
+  info.set_name(v->name());
+  if (!v->is_tensor()) return;
+  DType d;
+  Shape s;
+  bool is_tensor;
+  parse_type(info.type(), nullptr, &d, &s, &is_tensor);
+  if (is_tensor && d == v->dtype() && s == v->shape()) return;
+  if (v->dtype() == DType::kUndefined && !v->shape().has_rank()) return;
+  auto* tt = info.mutable_type()->mutable_tensor_type();
+  if (v->dtype() != DType::kUndefined) tt->set_elem_type(static_cast<int32_t>(v->dtype()));
+  if (v->shape().has_rank()) {
+    auto* sp = tt->mutable_shape();
+    sp->clear_dim();
+    for (const auto& dim : v->shape().dims()) {
+      auto* pd = sp->add_dim();
+      if (dim.is_known()) pd->set_dim_value(dim.value);
+      else if (!dim.symbol.empty()) pd->set_dim_param(dim.symbol);
+    }
+  } else {
+    tt->clear_shape();
+  }
+}
+
+// Names a subgraph reads from enclosing scopes (used but not defined inside it, recursively).
+void collect_outer_refs(const onnx::GraphProto& g, std::unordered_set<std::string> defined,
+                        std::vector<std::string>& out, std::set<std::string>& seen) {
+  for (const auto& i : g.input()) defined.insert(i.name());
+  for (const auto& i : g.initializer()) defined.insert(i.name());
+  for (const auto& i : g.sparse_initializer()) defined.insert(i.values().name());
+  for (const auto& n : g.node())
+    for (const auto& o : n.output()) defined.insert(o);
+  auto use = [&](const std::string& name) {
+    if (!name.empty() && !defined.count(name) && seen.insert(name).second) out.push_back(name);
+  };
+  for (const auto& n : g.node()) {
+    for (const auto& i : n.input()) use(i);
+    for (const auto& a : n.attribute()) {
+      if (a.has_g()) collect_outer_refs(a.g(), defined, out, seen);
+      for (const auto& sg : a.graphs()) collect_outer_refs(sg, defined, out, seen);
+    }
+  }
+  for (const auto& o : g.output()) use(o.name());
+}
+
+}  // namespace
+
+// Builds Graph internals from protos; a friend of Graph/Node/Value.
+class ModelIO {
+ public:
+  static Result<Model> from_proto(onnx::ModelProto proto, const std::string& base_dir,
+                                  const std::string& path);
+  static onnx::ModelProto to_proto(const Model& model, bool inferred_value_info,
+                                   const std::function<void(const Value*, onnx::TensorProto&)>& put);
+};
+
+Result<Model> ModelIO::from_proto(onnx::ModelProto proto, const std::string& base_dir,
+                                  const std::string& path) {
+  Model model;
+  model.base_dir = base_dir;
+  model.path = path;
+  Graph& g = *model.graph;
+  onnx::GraphProto* gp = proto.mutable_graph();
+
+  for (const auto& op : proto.opset_import()) g.opsets_.emplace_back(op.domain(), op.version());
+
+  for (const auto& vi : gp->input()) {
+    if (vi.name().empty()) return invalid_model("a graph input has no name");
+    Value* v = g.get_or_create_value(vi.name());
+    if (v->is_graph_input_) return invalid_model("graph input '" + vi.name() + "' is listed twice");
+    v->kind_ = ValueKind::kInput;
+    v->is_graph_input_ = true;
+    v->input_info_ = vi;
+    parse_type(vi.type(), v, &v->dtype_, &v->shape_, &v->is_tensor_);
+    g.inputs_.push_back(v);
+  }
+
+  for (auto& tp : *gp->mutable_initializer()) {
+    if (tp.name().empty()) return invalid_model("an initializer has no name");
+    Value* v = g.get_or_create_value(tp.name());
+    if (v->initializer_ != nullptr) return invalid_model("initializer '" + tp.name() + "' is defined twice");
+    TensorEncoding enc = TensorEncoding::kRaw;
+    std::string name = tp.name();
+    onnx::TensorProto shell;
+    shell.set_name(name);
+    if (tp.has_doc_string()) shell.set_doc_string(tp.doc_string());
+    if (tp.data_location() == onnx::TensorProto::EXTERNAL) {
+      shell.set_data_location(onnx::TensorProto::EXTERNAL);
+      *shell.mutable_external_data() = tp.external_data();
+    }
+    shell.GetReflection()->MutableUnknownFields(&shell)->MergeFrom(tp.GetReflection()->GetUnknownFields(tp));
+    auto t = tensor_from_proto(std::move(tp), base_dir, &enc);
+    if (!t.is_ok()) return t.status().with_context("initializer '" + name + "': ");
+    v->kind_ = ValueKind::kInitializer;
+    v->dtype_ = t->dtype();
+    v->shape_ = t->shape();
+    v->initializer_ = std::make_shared<Tensor>(std::move(t).value());
+    v->initializer_shell_ = std::move(shell);
+    v->initializer_encoding_ = enc;
+    g.initializer_order_.push_back(v);
+  }
+  gp->clear_initializer();
+
+  for (auto& sp : *gp->mutable_sparse_initializer()) {
+    const std::string& name = sp.values().name();
+    if (name.empty()) return invalid_model("a sparse initializer has no name");
+    Value* v = g.get_or_create_value(name);
+    if (v->initializer_ != nullptr || v->sparse_ != nullptr)
+      return invalid_model("initializer '" + name + "' is defined twice");
+    v->kind_ = ValueKind::kSparseInitializer;
+    v->dtype_ = static_cast<DType>(sp.values().data_type());
+    v->shape_ = Shape::of({sp.dims().begin(), sp.dims().end()});
+    v->sparse_ = std::make_unique<onnx::SparseTensorProto>(std::move(sp));
+    g.sparse_order_.push_back(v);
+  }
+  gp->clear_sparse_initializer();
+
+  for (auto& np : *gp->mutable_node()) {
+    std::unique_ptr<Node> owned(new Node(&g, np.op_type(), np.domain() == "ai.onnx" ? "" : np.domain()));
+    Node* n = owned.get();
+    n->self_ = g.nodes_.insert(g.nodes_.end(), std::move(owned));
+    n->name_ = np.name();
+    for (const auto& in : np.input()) n->add_input(in.empty() ? nullptr : g.get_or_create_value(in));
+    for (int i = 0; i < np.output_size(); ++i) {
+      const std::string& out = np.output(i);
+      if (out.empty()) {
+        n->outputs_.push_back(nullptr);
+        continue;
+      }
+      Value* v = g.get_or_create_value(out);
+      if (v->producer_ != nullptr) {
+        return invalid_model("value '" + out + "' is written by two nodes: " + v->producer_->describe() +
+                             " and " + n->describe());
+      }
+      if (v->initializer_ != nullptr || v->is_graph_input_) {
+        return invalid_model(n->describe() + " writes '" + out +
+                             "', which is already a graph input or initializer");
+      }
+      v->kind_ = ValueKind::kActivation;
+      v->producer_ = n;
+      v->producer_index_ = i;
+      n->outputs_.push_back(v);
+    }
+    for (auto& a : *np.mutable_attribute()) n->attrs_.push_back(std::move(a));
+    np.clear_input();
+    np.clear_output();
+    np.clear_attribute();
+    n->shell_.MergeFrom(np);  // keeps name/op_type/domain so their explicit presence round-trips
+  }
+  gp->clear_node();
+
+  // Outer-scope references from subgraphs become implicit inputs.
+  for (const auto& owned : g.nodes_) {
+    Node* n = owned.get();
+    std::vector<std::string> refs;
+    std::set<std::string> seen;
+    for (const auto& a : n->attrs_) {
+      if (a.has_g()) collect_outer_refs(a.g(), {}, refs, seen);
+      for (const auto& sg : a.graphs()) collect_outer_refs(sg, {}, refs, seen);
+    }
+    for (const auto& r : refs) {
+      Value* v = g.get_or_create_value(r);
+      n->implicit_inputs_.push_back(v);
+      v->uses_.push_back({n, -static_cast<int>(n->implicit_inputs_.size())});
+    }
+  }
+
+  for (const auto& vi : gp->value_info()) {
+    Value* v = g.get_or_create_value(vi.name());
+    if (v->has_value_info_) continue;
+    v->info_ = vi;
+    v->has_value_info_ = true;
+    if (v->dtype_ == DType::kUndefined && !v->shape_.has_rank())
+      parse_type(vi.type(), v, &v->dtype_, &v->shape_, &v->is_tensor_);
+    g.value_info_.push_back(v);
+  }
+  gp->clear_value_info();
+
+  for (const auto& vi : gp->output()) {
+    Value* v = g.get_or_create_value(vi.name());
+    v->output_info_ = vi;
+    v->is_graph_output_ = true;
+    if (v->dtype_ == DType::kUndefined && !v->shape_.has_rank())
+      parse_type(vi.type(), v, &v->dtype_, &v->shape_, &v->is_tensor_);
+    g.outputs_.push_back(v);
+  }
+  gp->clear_output();
+  gp->clear_input();
+
+  g.shell_ = std::move(*gp);
+  proto.clear_graph();  // opset_import stays in the shell; graph's copy is authoritative
+  model.shell = std::move(proto);
+  return model;
+}
+
+onnx::ModelProto ModelIO::to_proto(const Model& model, bool inferred_value_info,
+                                   const std::function<void(const Value*, onnx::TensorProto&)>& put) {
+  const Graph& g = *model.graph;
+  onnx::ModelProto proto = model.shell;
+  bool same_opsets = proto.opset_import_size() == static_cast<int>(g.opsets_.size());
+  for (size_t i = 0; same_opsets && i < g.opsets_.size(); ++i) {
+    const auto& op = proto.opset_import(static_cast<int>(i));
+    same_opsets = op.domain() == g.opsets_[i].first && op.version() == g.opsets_[i].second;
+  }
+  if (!same_opsets) {
+    proto.clear_opset_import();
+    for (const auto& [dom, ver] : g.opsets_) {
+      auto* op = proto.add_opset_import();
+      op->set_domain(dom);
+      op->set_version(ver);
+    }
+  }
+  onnx::GraphProto* gp = proto.mutable_graph();
+  *gp = g.shell_;
+  for (const Value* v : g.inputs_) {
+    auto* vi = gp->add_input();
+    *vi = v->input_info_;
+    sync_type(v, *vi);
+  }
+  for (const Value* v : g.initializer_order_) {
+    if (v->initializer_ == nullptr) continue;
+    auto* tp = gp->add_initializer();
+    put(v, *tp);
+  }
+  for (const Value* v : g.sparse_order_)
+    if (v->sparse_) *gp->add_sparse_initializer() = *v->sparse_;
+  for (const auto& owned : g.nodes_) {
+    const Node* n = owned.get();
+    auto* np = gp->add_node();
+    *np = n->shell_;
+    for (const Value* in : n->inputs_) np->add_input(in ? in->name_ : std::string());
+    for (const Value* out : n->outputs_) np->add_output(out ? out->name_ : std::string());
+    if (np->name() != n->name_) np->set_name(n->name_);
+    if (np->op_type() != n->op_type_) np->set_op_type(n->op_type_);
+    const bool same_domain = np->domain() == n->domain_ || (n->domain_.empty() && np->domain() == "ai.onnx");
+    if (!same_domain) np->set_domain(n->domain_);
+    for (const auto& a : n->attrs_) *np->add_attribute() = a;
+    // Field order in the proto is fixed by the schema, so setting name after inputs is harmless.
+  }
+  std::unordered_set<const Value*> described;
+  for (const Value* v : g.value_info_) {
+    auto* vi = gp->add_value_info();
+    *vi = v->info_;
+    sync_type(v, *vi);
+    described.insert(v);
+  }
+  if (inferred_value_info) {
+    for (const auto& owned : g.nodes_)
+      for (const Value* v : owned->outputs_) {
+        if (v == nullptr || v->is_graph_output_ || described.count(v) || !v->is_tensor_ ||
+            v->dtype_ == DType::kUndefined)
+          continue;
+        auto* vi = gp->add_value_info();
+        sync_type(v, *vi);
+      }
+  }
+  for (const Value* v : g.outputs_) {
+    auto* vi = gp->add_output();
+    *vi = v->output_info_;
+    sync_type(v, *vi);
+  }
+  return proto;
+}
+
+namespace {
+
+void put_inline(const Value* v, onnx::TensorProto& tp) {
+  auto enc = v->initializer_encoding();
+  if (enc == TensorEncoding::kExternal) enc = TensorEncoding::kRaw;
+  tp = tensor_to_proto(*v->initializer(), enc);
+  const auto& shell = v->initializer_shell();
+  tp.set_name(v->name());
+  if (shell.has_doc_string()) tp.set_doc_string(shell.doc_string());
+  tp.GetReflection()->MutableUnknownFields(&tp)->MergeFrom(shell.GetReflection()->GetUnknownFields(shell));
+}
+
+bool write_file_atomically(const std::string& path,
+                           const std::function<bool(std::ostream&)>& write, std::string* error) {
+  std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) {
+      *error = "cannot create '" + tmp + "': " + std::strerror(errno);
+      return false;
+    }
+    if (!write(out) || !out.flush()) {
+      *error = "cannot write '" + tmp + "'";
+      out.close();
+      std::remove(tmp.c_str());
+      return false;
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    *error = "cannot rename '" + tmp + "' to '" + path + "': " + std::strerror(errno);
+    std::remove(tmp.c_str());
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Result<Model> model_from_proto(onnx::ModelProto proto, const std::string& base_dir,
+                               const std::string& path) {
+  return ModelIO::from_proto(std::move(proto), base_dir, path);
+}
+
+Result<Model> load_model(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return io_error(path + ": cannot open: " + std::strerror(errno));
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return io_error(path + ": not a regular file");
+  }
+  onnx::ModelProto proto;
+  bool parsed;
+  {
+    google::protobuf::io::FileInputStream raw(fd);
+    google::protobuf::io::CodedInputStream coded(&raw);
+    coded.SetTotalBytesLimit(INT32_MAX);
+    parsed = proto.ParseFromCodedStream(&coded) && coded.ConsumedEntireMessage();
+  }
+  ::close(fd);
+  if (!parsed) return invalid_model(path + ": not a valid ONNX model (protobuf parse failed; truncated or not an .onnx file)");
+  if (!proto.has_graph()) return invalid_model(path + ": not a valid ONNX model (no graph)");
+  if (proto.ir_version() <= 0) return invalid_model(path + ": not a valid ONNX model (no ir_version)");
+  std::string base = fs::path(path).parent_path().string();
+  auto m = model_from_proto(std::move(proto), base.empty() ? "." : base, path);
+  if (!m.is_ok()) return m.status().with_context(path + ": ");
+  return m;
+}
+
+onnx::ModelProto model_to_proto(const Model& model, bool write_inferred_value_info) {
+  return ModelIO::to_proto(model, write_inferred_value_info, put_inline);
+}
+
+size_t weight_bytes(const Model& model) {
+  size_t total = 0;
+  for (const Value* v : model.graph->initializers()) total += v->initializer()->nbytes();
+  return total;
+}
+
+Status save_model(const Model& model, const std::string& path, const SaveOptions& options) {
+  std::error_code ec;
+  if (!model.path.empty() && fs::equivalent(model.path, path, ec))
+    return invalid_argument(path + ": refusing to overwrite the model's own input file");
+  bool had_external = false;
+  for (const Value* v : model.graph->initializers())
+    if (v->initializer_shell().data_location() == onnx::TensorProto::EXTERNAL) had_external = true;
+  bool external = options.external == SaveOptions::External::kAlways ||
+                  (options.external == SaveOptions::External::kAuto &&
+                   (had_external || weight_bytes(model) >= kTwoGiB - (64u << 20)));
+
+  fs::path out(path);
+  std::string err;
+  if (!external) {
+    onnx::ModelProto proto = model_to_proto(model, options.write_inferred_value_info);
+    if (proto.ByteSizeLong() >= kTwoGiB)
+      return invalid_argument(path + ": model is over 2 GiB; save it with external data");
+    if (!write_file_atomically(path, [&](std::ostream& os) { return proto.SerializeToOstream(&os); }, &err))
+      return io_error(err);
+    return Status::ok();
+  }
+
+  std::string data_name = options.data_file.empty() ? out.filename().string() + ".data" : options.data_file;
+  XOPT_ASSIGN_OR_RETURN(std::string data_path,
+                        resolve_external_path(out.parent_path().empty() ? "." : out.parent_path().string(), data_name));
+  // Lay out the data file first (tensors >= threshold, 4 KiB aligned so they can be mapped directly).
+  std::vector<std::pair<const Value*, size_t>> placed;
+  size_t offset = 0;
+  for (const Value* v : model.graph->initializers()) {
+    const Tensor& t = *v->initializer();
+    if (t.dtype() == DType::kString || t.nbytes() < options.external_threshold) continue;
+    offset = (offset + 4095) & ~size_t{4095};
+    placed.emplace_back(v, offset);
+    offset += t.nbytes();
+  }
+  std::unordered_map<const Value*, size_t> where(placed.begin(), placed.end());
+  auto put = [&](const Value* v, onnx::TensorProto& tp) {
+    auto it = where.find(v);
+    if (it == where.end()) {
+      put_inline(v, tp);
+      if (tp.data_location() == onnx::TensorProto::EXTERNAL) tp.clear_data_location();
+      tp.clear_external_data();
+      return;
+    }
+    const Tensor& t = *v->initializer();
+    tp.set_name(v->name());
+    tp.set_data_type(static_cast<int32_t>(t.dtype()));
+    for (int64_t d : t.dims()) tp.add_dims(d);
+    const auto& shell = v->initializer_shell();
+    if (shell.has_doc_string()) tp.set_doc_string(shell.doc_string());
+    tp.set_data_location(onnx::TensorProto::EXTERNAL);
+    auto kv = [&](const char* k, const std::string& val) {
+      auto* e = tp.add_external_data();
+      e->set_key(k);
+      e->set_value(val);
+    };
+    kv("location", data_name);
+    kv("offset", std::to_string(it->second));
+    kv("length", std::to_string(t.nbytes()));
+  };
+  onnx::ModelProto proto = ModelIO::to_proto(model, options.write_inferred_value_info, put);
+  if (proto.ByteSizeLong() >= kTwoGiB)
+    return invalid_argument(path + ": model graph alone is over 2 GiB even with external data");
+  // The data file is written first: a model file never points at missing data.
+  bool ok = write_file_atomically(data_path, [&](std::ostream& os) {
+    size_t pos = 0;
+    static const char zeros[4096] = {};
+    for (const auto& [v, off] : placed) {
+      if (off > pos) os.write(zeros, static_cast<std::streamsize>(off - pos));
+      const Tensor& t = *v->initializer();
+      const char* p = static_cast<const char*>(t.raw_data());
+      size_t n = t.nbytes();
+      // Write in chunks so a huge tensor never needs a second copy in memory.
+      for (size_t done = 0; done < n;) {
+        size_t chunk = std::min<size_t>(n - done, size_t{64} << 20);
+        os.write(p + done, static_cast<std::streamsize>(chunk));
+        done += chunk;
+      }
+      pos = off + n;
+    }
+    return static_cast<bool>(os);
+  }, &err);
+  if (!ok) return io_error(err);
+  if (!write_file_atomically(path, [&](std::ostream& os) { return proto.SerializeToOstream(&os); }, &err)) {
+    return io_error(err);
+  }
+  return Status::ok();
+}
+
+}  // namespace xopt::ir
