@@ -1,0 +1,42 @@
+#include "executor/cpu/kernel.h"
+
+namespace xopt::exec {
+
+Result<ir::Tensor*> KernelContext::output(size_t i, ir::DType dtype, const std::vector<int64_t>& dims) {
+  if (i >= outputs_->size()) outputs_->resize(i + 1);
+  const ir::Value* v = node_.output(i);
+  if (v == nullptr || allocator_ == nullptr) {
+    (*outputs_)[i] = ir::Tensor(dtype, dims);
+  } else {
+    auto t = allocator_->allocate(*v, dtype, dims);
+    if (!t.is_ok()) return t.status().with_context(node_.describe() + ": ");
+    (*outputs_)[i] = std::move(t).value();
+  }
+  return &(*outputs_)[i];
+}
+
+Status KernelContext::error(const std::string& message) const {
+  return invalid_model(node_.describe() + ": " + message);
+}
+
+Status KernelContext::unsupported(const std::string& message) const {
+  return ::xopt::unsupported(node_.describe() + ": " + message);
+}
+
+KernelRegistry& KernelRegistry::global() {
+  static KernelRegistry r;
+  return r;
+}
+
+void KernelRegistry::add(KernelDef def) { defs_.push_back(std::move(def)); }
+
+const KernelDef* KernelRegistry::find(const std::string& domain, const std::string& op_type,
+                                      int64_t opset) const {
+  const std::string& d = domain == "ai.onnx" ? std::string() : domain;
+  for (const auto& k : defs_)
+    if (k.domain == d && k.op_type == op_type && opset >= k.since_version && opset <= k.until_version)
+      return &k;
+  return nullptr;
+}
+
+}  // namespace xopt::exec

@@ -1,0 +1,94 @@
+// The CPU kernel interface. A kernel is a function of a KernelContext; kernels register themselves
+// with XOPT_CPU_KERNEL in their own .cc file (one op family per file).
+//
+//   Status relu(KernelContext& ctx) {
+//     const Tensor& x = *ctx.input(0);
+//     XOPT_ASSIGN_OR_RETURN(Tensor* y, ctx.output(0, x.dtype(), x.dims()));
+//     ...
+//   }
+//   XOPT_CPU_KERNEL("", "Relu", 6, 21, relu);
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "ir/graph.h"
+#include "ir/tensor.h"
+
+namespace xopt::exec {
+
+// Where kernel outputs live. The simple allocator gives every output its own buffer; the arena
+// allocator places them at the offsets of a MemoryPlan (and refuses shapes that disagree with it).
+class OutputAllocator {
+ public:
+  virtual ~OutputAllocator() = default;
+  virtual Result<ir::Tensor> allocate(const ir::Value& value, ir::DType dtype,
+                                      const std::vector<int64_t>& dims) = 0;
+};
+
+class KernelContext {
+ public:
+  KernelContext(const ir::Node& node, std::vector<const ir::Tensor*> inputs,
+                std::vector<ir::Tensor>* outputs, OutputAllocator* allocator)
+      : node_(node), inputs_(std::move(inputs)), outputs_(outputs), allocator_(allocator) {}
+
+  const ir::Node& node() const { return node_; }
+  int64_t opset() const { return node_.opset(); }
+
+  // Inputs; nullptr for an omitted optional input (or an index past the end).
+  size_t num_inputs() const { return inputs_.size(); }
+  const ir::Tensor* input(size_t i) const { return i < inputs_.size() ? inputs_[i] : nullptr; }
+  // Number of declared outputs; an omitted optional output has no Value and needs no allocation.
+  size_t num_outputs() const { return node_.num_outputs(); }
+  bool wants_output(size_t i) const { return node_.output(i) != nullptr; }
+  // Allocates output i. For an omitted optional output it returns a scratch tensor the kernel may
+  // write and that is then dropped.
+  Result<ir::Tensor*> output(size_t i, ir::DType dtype, const std::vector<int64_t>& dims);
+
+  // Error helper: "node 'conv1' (Conv): <message>".
+  Status error(const std::string& message) const;
+  Status unsupported(const std::string& message) const;
+
+ private:
+  const ir::Node& node_;
+  std::vector<const ir::Tensor*> inputs_;
+  std::vector<ir::Tensor>* outputs_;
+  OutputAllocator* allocator_;
+};
+
+using KernelFn = std::function<Status(KernelContext&)>;
+
+struct KernelDef {
+  std::string domain;  // "" or "com.microsoft"
+  std::string op_type;
+  int since_version;   // first opset (of that domain) this kernel implements
+  int until_version;   // last opset it implements (inclusive)
+  KernelFn fn;
+};
+
+class KernelRegistry {
+ public:
+  static KernelRegistry& global();
+  void add(KernelDef def);
+  // The kernel for (domain, op) at `opset`, or nullptr.
+  const KernelDef* find(const std::string& domain, const std::string& op_type, int64_t opset) const;
+  const std::vector<KernelDef>& all() const { return defs_; }
+
+ private:
+  std::vector<KernelDef> defs_;
+};
+
+struct KernelRegistrar {
+  KernelRegistrar(const char* domain, const char* op, int since, int until, KernelFn fn) {
+    KernelRegistry::global().add({domain, op, since, until, std::move(fn)});
+  }
+};
+
+}  // namespace xopt::exec
+
+#define XOPT_CPU_KERNEL(domain, op, since, until, fn)                                      \
+  static const ::xopt::exec::KernelRegistrar XOPT_CONCAT(xopt_kernel_registrar_, __LINE__)( \
+      domain, op, since, until, fn)

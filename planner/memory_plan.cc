@@ -1,0 +1,134 @@
+#include "planner/memory_plan.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+namespace xopt::planner {
+
+const PlannedValue* MemoryPlan::find(const std::string& name) const {
+  for (const auto& v : values)
+    if (v.name == name) return &v;
+  return nullptr;
+}
+
+std::string plan_to_json(const MemoryPlan& plan) {
+  nlohmann::json j;
+  j["format"] = "xopt.memory_plan";
+  j["version"] = plan.version;
+  j["alignment"] = plan.alignment;
+  j["arena_bytes"] = plan.arena_bytes;
+  j["lower_bound"] = plan.lower_bound;
+  j["naive_bytes"] = plan.naive_bytes;
+  j["strategy"] = plan.strategy;
+  j["io_in_arena"] = plan.io_in_arena;
+  j["batch"] = plan.batch;
+  j["node_order"] = plan.node_order;
+  j["workspace_bytes"] = plan.workspace_bytes;
+  auto& vals = j["values"] = nlohmann::json::array();
+  for (const auto& v : plan.values) {
+    nlohmann::json e = {{"name", v.name},           {"offset", v.offset}, {"size", v.size},
+                        {"bytes", v.bytes},         {"first", v.first_step}, {"last", v.last_step}};
+    if (!v.alias_of.empty()) e["alias_of"] = v.alias_of;
+    vals.push_back(std::move(e));
+  }
+  j["breakdown"] = {{"cuda_context", plan.breakdown.cuda_context},
+                    {"cuda_context_estimated", plan.breakdown.cuda_context_estimated},
+                    {"parameters", plan.breakdown.parameters},
+                    {"activations", plan.breakdown.activations},
+                    {"workspace", plan.breakdown.workspace}};
+  return j.dump();
+}
+
+Result<MemoryPlan> plan_from_json(const std::string& text) {
+  try {
+    auto j = nlohmann::json::parse(text);
+    if (j.value("format", "") != "xopt.memory_plan")
+      return invalid_model("memory plan: not an xopt.memory_plan document");
+    MemoryPlan p;
+    p.version = j.at("version").get<int>();
+    if (p.version != MemoryPlan::kVersion)
+      return unsupported("memory plan: version " + std::to_string(p.version) + " (this xopt reads " +
+                         std::to_string(MemoryPlan::kVersion) + ")");
+    p.alignment = j.at("alignment").get<size_t>();
+    p.arena_bytes = j.at("arena_bytes").get<size_t>();
+    p.lower_bound = j.value("lower_bound", size_t{0});
+    p.naive_bytes = j.value("naive_bytes", size_t{0});
+    p.strategy = j.value("strategy", "");
+    p.io_in_arena = j.value("io_in_arena", false);
+    p.batch = j.value("batch", int64_t{0});
+    p.node_order = j.value("node_order", std::vector<std::string>{});
+    p.workspace_bytes = j.value("workspace_bytes", size_t{0});
+    for (const auto& e : j.at("values")) {
+      PlannedValue v;
+      v.name = e.at("name").get<std::string>();
+      v.offset = e.at("offset").get<size_t>();
+      v.size = e.at("size").get<size_t>();
+      v.bytes = e.value("bytes", v.size);
+      v.first_step = e.at("first").get<int>();
+      v.last_step = e.at("last").get<int>();
+      v.alias_of = e.value("alias_of", "");
+      p.values.push_back(std::move(v));
+    }
+    if (j.contains("breakdown")) {
+      const auto& b = j["breakdown"];
+      p.breakdown.cuda_context = b.value("cuda_context", size_t{0});
+      p.breakdown.cuda_context_estimated = b.value("cuda_context_estimated", true);
+      p.breakdown.parameters = b.value("parameters", size_t{0});
+      p.breakdown.activations = b.value("activations", size_t{0});
+      p.breakdown.workspace = b.value("workspace", size_t{0});
+    }
+    return p;
+  } catch (const std::exception& e) {
+    return invalid_model(std::string("memory plan: malformed JSON: ") + e.what());
+  }
+}
+
+Status check_plan(const MemoryPlan& plan) {
+  // Root of each alias chain: aliases share their root's bytes by design.
+  auto root_of = [&](const PlannedValue& v) {
+    const PlannedValue* cur = &v;
+    for (int guard = 0; !cur->alias_of.empty() && guard < 1000; ++guard) {
+      const PlannedValue* next = plan.find(cur->alias_of);
+      if (next == nullptr) break;
+      cur = next;
+    }
+    return cur;
+  };
+  for (const auto& v : plan.values) {
+    if (v.offset + v.size > plan.arena_bytes)
+      return invalid_argument("memory plan: value '" + v.name + "' [" + std::to_string(v.offset) + ", " +
+                              std::to_string(v.offset + v.size) + ") lies outside the arena of " +
+                              std::to_string(plan.arena_bytes) + " bytes");
+    if (v.bytes > v.size)
+      return invalid_argument("memory plan: value '" + v.name + "' needs " + std::to_string(v.bytes) +
+                              " bytes but has " + std::to_string(v.size));
+  }
+  // Sweep by offset: sort, then compare each value with those that start before it ends.
+  std::vector<const PlannedValue*> order;
+  for (const auto& v : plan.values) order.push_back(&v);
+  std::sort(order.begin(), order.end(),
+            [](const PlannedValue* a, const PlannedValue* b) { return a->offset < b->offset; });
+  for (size_t i = 0; i < order.size(); ++i) {
+    const PlannedValue* a = order[i];
+    if (a->size == 0) continue;
+    for (size_t k = i + 1; k < order.size() && order[k]->offset < a->offset + a->size; ++k) {
+      const PlannedValue* b = order[k];
+      if (b->size == 0) continue;
+      const bool live_together = a->first_step <= b->last_step && b->first_step <= a->last_step;
+      if (!live_together) continue;
+      const PlannedValue* ra = root_of(*a);
+      const PlannedValue* rb = root_of(*b);
+      if (ra == rb || ra == b || rb == a) continue;
+      return invalid_argument("memory plan: values '" + a->name + "' and '" + b->name +
+                              "' are live at the same time (steps " + std::to_string(a->first_step) +
+                              ".." + std::to_string(a->last_step) + " and " +
+                              std::to_string(b->first_step) + ".." + std::to_string(b->last_step) +
+                              ") and share bytes [" + std::to_string(std::max(a->offset, b->offset)) +
+                              ", " + std::to_string(std::min(a->offset + a->size, b->offset + b->size)) +
+                              ")");
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace xopt::planner

@@ -1,0 +1,67 @@
+// The memory plan: where every activation lives inside one arena, and when. Produced by the planner
+// (a pure function of graph + node order), stored in the model as metadata_props["xopt.memory_plan"],
+// read back by xviz and the executors.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace xopt::planner {
+
+// One planned tensor. Steps index MemoryPlan::node_order; step -1 means "before the first node"
+// (graph inputs). A value that aliases another (a view, or an in-place result) has `alias_of` set
+// and shares that value's bytes: its offset lies inside the root's range.
+struct PlannedValue {
+  std::string name;
+  size_t offset = 0;  // bytes from the arena base
+  size_t size = 0;    // aligned bytes reserved
+  size_t bytes = 0;   // exact tensor bytes (size rounds this up)
+  int first_step = 0;
+  int last_step = 0;
+  std::string alias_of;  // empty, or the value whose bytes this one reuses
+};
+
+// The four memory buckets used everywhere (report, timeline, executor measurement).
+struct Breakdown {
+  size_t cuda_context = 0;
+  bool cuda_context_estimated = true;
+  size_t parameters = 0;
+  size_t activations = 0;  // the arena
+  size_t workspace = 0;
+  size_t total() const { return cuda_context + parameters + activations + workspace; }
+};
+
+struct MemoryPlan {
+  static constexpr int kVersion = 1;
+  int version = kVersion;
+  size_t alignment = 256;
+  size_t arena_bytes = 0;
+  size_t lower_bound = 0;   // max bytes live at one step for this order
+  size_t naive_bytes = 0;   // one buffer per value
+  std::string strategy;     // the offset-assignment strategy that won
+  bool io_in_arena = false; // graph inputs and outputs planned inside the arena
+  int64_t batch = 0;        // the batch the plan was made for (0: as given)
+  std::vector<std::string> node_order;  // node names, in execution order
+  std::vector<PlannedValue> values;
+  size_t workspace_bytes = 0;
+  Breakdown breakdown;
+
+  const PlannedValue* find(const std::string& name) const;
+  double ratio_to_lower_bound() const {
+    return lower_bound == 0 ? 1.0 : static_cast<double>(arena_bytes) / static_cast<double>(lower_bound);
+  }
+};
+
+// Versioned JSON form (the document stored in the model's metadata).
+std::string plan_to_json(const MemoryPlan& plan);
+Result<MemoryPlan> plan_from_json(const std::string& json);
+
+// Proves that no two values with overlapping lifetimes share bytes (aliases excepted) and that every
+// value lies inside the arena. The error names both values.
+Status check_plan(const MemoryPlan& plan);
+
+}  // namespace xopt::planner
