@@ -1,6 +1,7 @@
 #include "ir/graph.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cassert>
 #include <unordered_set>
 
@@ -9,6 +10,11 @@
 namespace xopt::ir {
 
 // ---- Node ----
+
+uint64_t Node::next_serial() {
+  static std::atomic<uint64_t> counter{0};
+  return ++counter;
+}
 
 int64_t Node::opset() const { return graph_->opset(domain_.empty() ? "" : domain_); }
 
@@ -254,11 +260,25 @@ void Graph::replace_all_uses(Value* from, Value* to) {
     }
   }
   if (from->is_graph_output_) {
+    if (!to->is_graph_output_) to->output_info_ = from->output_info_;
     for (auto& o : outputs_)
       if (o == from) o = to;
     from->is_graph_output_ = false;
     to->is_graph_output_ = true;
   }
+}
+
+bool Graph::rename_value(Value* v, const std::string& name) {
+  if (v->name_ == name) return true;
+  if (values_.count(name)) return false;
+  for (const Use& u : v->uses_)
+    if (u.index < 0) return false;
+  auto node = values_.extract(v->name_);
+  node.key() = name;
+  values_.insert(std::move(node));
+  v->name_ = name;
+  if (v->sparse_) v->sparse_->mutable_values()->set_name(name);
+  return true;
 }
 
 Value* Graph::add_initializer(const std::string& name_hint, Tensor t) {

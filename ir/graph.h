@@ -169,11 +169,16 @@ class Node {
   // Remaining NodeProto fields (doc_string, unknown fields) for lossless export.
   const onnx::NodeProto& shell() const { return shell_; }
 
+  // Unique within the process and never reused, unlike the node's address: lets pass statistics tell a
+  // node created by a pass from a removed one whose memory was recycled.
+  uint64_t serial() const { return serial_; }
+
  private:
   friend class Graph;
   friend class ModelIO;
   Node(Graph* g, std::string op_type, std::string domain)
-      : graph_(g), op_type_(std::move(op_type)), domain_(std::move(domain)) {}
+      : graph_(g), op_type_(std::move(op_type)), domain_(std::move(domain)), serial_(next_serial()) {}
+  static uint64_t next_serial();
 
   Graph* graph_;
   std::string name_;
@@ -184,6 +189,7 @@ class Node {
   std::vector<Value*> implicit_inputs_;
   std::vector<onnx::AttributeProto> attrs_;
   std::vector<std::string> provenance_;
+  uint64_t serial_;
   onnx::NodeProto shell_;
   std::list<std::unique_ptr<Node>>::iterator self_;
 };
@@ -243,8 +249,13 @@ class Graph {
   void remove_node(Node* n);
   // Moves `n` to just before `before` (end when null). Callers keep the order topological.
   void move_node(Node* n, Node* before);
-  // Redirects every use of `from` (graph output status included) to `to`.
+  // Redirects every use of `from` (graph output status included) to `to`. When `from` was a graph output,
+  // `to` takes over its output entry (doc string, declared type) unless `to` is itself already an output.
   void replace_all_uses(Value* from, Value* to);
+  // Renames a value, e.g. so that a graph output keeps its name after the node producing it was
+  // replaced. False (nothing changed) when `name` is taken or `v` is read from inside a subgraph, which
+  // refers to it by name.
+  bool rename_value(Value* v, const std::string& name);
 
   Value* add_initializer(const std::string& name_hint, Tensor t);
   // Turns an initializer into... nothing: drops it (it must have no uses).
