@@ -271,8 +271,6 @@ void Graph::replace_all_uses(Value* from, Value* to) {
 bool Graph::rename_value(Value* v, const std::string& name) {
   if (v->name_ == name) return true;
   if (values_.count(name)) return false;
-  for (const Use& u : v->uses_)
-    if (u.index < 0) return false;
   auto node = values_.extract(v->name_);
   node.key() = name;
   values_.insert(std::move(node));

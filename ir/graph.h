@@ -253,8 +253,8 @@ class Graph {
   // `to` takes over its output entry (doc string, declared type) unless `to` is itself already an output.
   void replace_all_uses(Value* from, Value* to);
   // Renames a value, e.g. so that a graph output keeps its name after the node producing it was
-  // replaced. False (nothing changed) when `name` is taken or `v` is read from inside a subgraph, which
-  // refers to it by name.
+  // replaced. False (nothing changed) when `name` is taken. Subgraphs refer to outer values by name and
+  // are not rewritten: the caller keeps the name of a value with implicit uses (Use::index < 0).
   bool rename_value(Value* v, const std::string& name);
 
   Value* add_initializer(const std::string& name_hint, Tensor t);
