@@ -1,0 +1,336 @@
+#include "executor/cpu/session.h"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <unordered_map>
+
+#include "executor/cpu/allocator.h"
+#include "executor/cpu/broadcast.h"
+#include "executor/cpu/kernel.h"
+
+namespace xopt::exec {
+
+namespace {
+
+constexpr int kForever = std::numeric_limits<int>::max();
+
+std::string op_label(const ir::Node& n) {
+  return n.domain().empty() ? n.op_type() : n.domain() + "." + n.op_type();
+}
+
+ir::Tensor deep_copy(const ir::Tensor& t) {
+  if (t.dtype() == ir::DType::kString) return ir::Tensor::of_strings(t.dims(), t.strings());
+  ir::Tensor c(t.dtype(), t.dims());
+  if (t.nbytes() > 0) std::memcpy(c.mutable_raw_data(), t.raw_data(), t.nbytes());
+  return c;
+}
+
+std::string shape_string(const ir::Shape& s) {
+  return s.to_string();
+}
+
+// Checks the given inputs against the graph's declared inputs.
+Status check_inputs(const ir::Graph& g, const std::map<std::string, ir::Tensor>& inputs) {
+  for (const auto& [name, t] : inputs) {
+    const ir::Value* v = g.find_value(name);
+    if (v == nullptr || !v->is_graph_input()) {
+      std::string names;
+      for (const ir::Value* in : g.runtime_inputs())
+        names += (names.empty() ? "" : ", ") + in->name();
+      return invalid_argument("'" + name + "' is not an input of the graph (inputs: " + names +
+                              ")");
+    }
+  }
+  std::map<std::string, int64_t> symbols;  // symbolic dim -> size bound by the first input using it
+  for (const ir::Value* v : g.inputs()) {
+    auto it = inputs.find(v->name());
+    if (it == inputs.end()) {
+      if (v->is_initializer()) continue;  // an overridable default (IR < 4)
+      return invalid_argument("input '" + v->name() + "' is not given (declared " +
+                              std::string(ir::dtype_name(v->dtype())) + " " +
+                              shape_string(v->shape()) + ")");
+    }
+    const ir::Tensor& t = it->second;
+    if (v->dtype() != ir::DType::kUndefined && t.dtype() != v->dtype())
+      return invalid_argument("input '" + v->name() + "' is " +
+                              std::string(ir::dtype_name(t.dtype())) + " but the graph declares " +
+                              std::string(ir::dtype_name(v->dtype())));
+    const ir::Shape& s = v->shape();
+    if (!s.has_rank()) continue;
+    auto mismatch = [&](const std::string& why) {
+      return invalid_argument("input '" + v->name() + "' has shape " + dims_to_string(t.dims()) +
+                              " but the graph declares " + shape_string(s) + " (" + why + ")");
+    };
+    if (s.rank() != t.rank())
+      return mismatch("rank " + std::to_string(t.rank()) + " instead of " +
+                      std::to_string(s.rank()));
+    for (size_t i = 0; i < s.rank(); ++i) {
+      const ir::Dim& d = s[i];
+      int64_t got = t.dims()[i];
+      if (d.is_known() && d.value != got)
+        return mismatch("dim " + std::to_string(i) + " is " + std::to_string(got) + ", not " +
+                        std::to_string(d.value));
+      if (d.is_symbolic()) {
+        auto [sit, fresh] = symbols.emplace(d.symbol, got);
+        if (!fresh && sit->second != got)
+          return mismatch("dim " + std::to_string(i) + " '" + d.symbol + "' is " +
+                          std::to_string(got) + " but another input bound it to " +
+                          std::to_string(sit->second));
+      }
+    }
+  }
+  return Status::ok();
+}
+
+// Every value a node reads: its inputs and the outer-scope values its subgraphs read.
+template <typename F>
+void for_each_read(const ir::Node& n, F&& f) {
+  for (const ir::Value* v : n.inputs())
+    if (v != nullptr) f(v);
+  for (const ir::Value* v : n.implicit_inputs())
+    if (v != nullptr) f(v);
+}
+
+}  // namespace
+
+Result<std::vector<const ir::Node*>> execution_order(const ir::Graph& graph,
+                                                     const planner::MemoryPlan* plan) {
+  std::vector<const ir::Node*> order;
+  for (const ir::Node* n : graph.nodes()) order.push_back(n);
+  if (plan == nullptr || plan->node_order.empty()) return order;
+  if (plan->node_order.size() != order.size())
+    return invalid_argument("memory plan: node_order lists " +
+                            std::to_string(plan->node_order.size()) + " nodes but the graph has " +
+                            std::to_string(order.size()));
+  bool same = true;
+  for (size_t i = 0; same && i < order.size(); ++i) same = plan->node_order[i] == order[i]->name();
+  if (same) return order;
+  std::unordered_map<std::string, const ir::Node*> by_name;
+  std::unordered_map<std::string, int> count;
+  for (const ir::Node* n : order) {
+    by_name[n->name()] = n;
+    ++count[n->name()];
+  }
+  std::vector<const ir::Node*> out;
+  std::unordered_map<const ir::Node*, bool> seen;
+  for (const std::string& name : plan->node_order) {
+    auto it = by_name.find(name);
+    if (it == by_name.end())
+      return invalid_argument("memory plan: node '" + name + "' of node_order is not in the graph");
+    if (count[name] > 1 || name.empty())
+      return invalid_argument("memory plan: node name '" + name +
+                              "' is not unique in the graph, so node_order is ambiguous");
+    if (seen[it->second])
+      return invalid_argument("memory plan: node '" + name + "' appears twice in node_order");
+    seen[it->second] = true;
+    out.push_back(it->second);
+  }
+  return out;
+}
+
+Result<std::vector<ir::Tensor>> run_model(const ir::Model& model,
+                                          const std::map<std::string, ir::Tensor>& inputs,
+                                          const RunOptions& options) {
+  const ir::Graph& g = *model.graph;
+  XOPT_RETURN_IF_ERROR(check_inputs(g, inputs));
+  XOPT_ASSIGN_OR_RETURN(std::vector<const ir::Node*> order, execution_order(g, options.plan));
+
+  // Resolve every kernel before running anything.
+  std::vector<const KernelDef*> kernels;
+  for (const ir::Node* n : order) {
+    const KernelDef* k = KernelRegistry::global().find(n->domain(), n->op_type(), n->opset());
+    if (k == nullptr)
+      return unsupported(n->describe() + ": no CPU kernel for " + op_label(*n) + " at opset " +
+                         std::to_string(n->opset()));
+    kernels.push_back(k);
+  }
+
+  // Step of the last read of every value; graph outputs live to the end.
+  std::unordered_map<const ir::Value*, int> last_use;
+  for (size_t s = 0; s < order.size(); ++s)
+    for_each_read(*order[s], [&](const ir::Value* v) { last_use[v] = static_cast<int>(s); });
+  for (const ir::Value* v : g.outputs()) last_use[v] = kForever;
+
+  RunStats stats;
+  SimpleAllocator simple;
+  std::unique_ptr<ArenaAllocator> arena;
+  OutputAllocator* allocator = &simple;
+  if (options.plan != nullptr) {
+    XOPT_ASSIGN_OR_RETURN(arena, ArenaAllocator::create(*options.plan));
+    allocator = arena.get();
+    stats.arena_bytes = arena->arena_bytes();
+  }
+
+  std::unordered_map<const ir::Value*, ir::Tensor> env;
+  for (const auto& [name, t] : inputs) {
+    const ir::Value* v = g.find_value(name);
+    if (arena != nullptr && arena->find(name) != nullptr) {
+      XOPT_ASSIGN_OR_RETURN(env[v], arena->place(*v, t));
+    } else {
+      env[v] = t;
+    }
+  }
+  auto lookup = [&](const ir::Value* v) -> const ir::Tensor* {
+    auto it = env.find(v);
+    if (it != env.end()) return &it->second;
+    return v->initializer();
+  };
+
+  size_t live_bytes = 0;
+  for (size_t s = 0; s < order.size(); ++s) {
+    const ir::Node& n = *order[s];
+    const int step = static_cast<int>(s);
+    std::vector<const ir::Tensor*> ins;
+    ins.reserve(n.num_inputs());
+    for (const ir::Value* v : n.inputs()) {
+      if (v == nullptr) {
+        ins.push_back(nullptr);
+        continue;
+      }
+      const ir::Tensor* t = lookup(v);
+      if (t == nullptr)
+        return invalid_model(n.describe() + ": input '" + v->name() +
+                             "' has not been computed (no producer runs before this node)");
+      if (arena != nullptr && env.count(v) != 0) {
+        const planner::PlannedValue* pv = arena->find(v->name());
+        if (pv != nullptr && (step > pv->last_step || step < pv->first_step))
+          return invalid_argument(
+              "memory plan: value '" + v->name() + "' is read at step " + std::to_string(step) +
+              " by " + n.describe() + " but is planned live only over steps " +
+              std::to_string(pv->first_step) + ".." + std::to_string(pv->last_step));
+      }
+      ins.push_back(t);
+    }
+
+    std::vector<ir::Tensor> outs(n.num_outputs());
+    KernelContext ctx(n, std::move(ins), &outs, allocator);
+    Status st = kernels[s]->fn(ctx);
+    if (!st.is_ok()) {
+      if (st.message().find(n.describe()) == std::string::npos)
+        st = st.with_context(n.describe() + ": ");
+      return st;
+    }
+    ++stats.nodes_run;
+
+    for (size_t i = 0; i < n.num_outputs(); ++i) {
+      const ir::Value* v = n.output(i);
+      if (v == nullptr) continue;
+      if (i >= outs.size() || outs[i].empty())
+        return internal_error(n.describe() + ": the kernel produced no output " +
+                              std::to_string(i) + " ('" + v->name() + "')");
+      ir::Tensor& t = outs[i];
+      if (arena != nullptr) {
+        const planner::PlannedValue* pv = arena->find(v->name());
+        if (pv != nullptr) {
+          if (step < pv->first_step || step > pv->last_step)
+            return invalid_argument("memory plan: value '" + v->name() + "' is produced at step " +
+                                    std::to_string(step) + " by " + n.describe() +
+                                    " but is planned live only over steps " +
+                                    std::to_string(pv->first_step) + ".." +
+                                    std::to_string(pv->last_step));
+          if (!arena->is_in_slot(t, *pv)) {
+            // The kernel made its output share another tensor's bytes (a view) instead of writing
+            // the slot it was given: put the bytes where the plan says they live.
+            XOPT_ASSIGN_OR_RETURN(t, arena->place(*v, t));
+            ++stats.outputs_copied_into_arena;
+          }
+        } else if (!ArenaAllocator::may_be_unplanned(*v, options.plan->io_in_arena)) {
+          if (t.dtype() != ir::DType::kString)
+            return invalid_argument("memory plan: value '" + v->name() + "' (produced by " +
+                                    n.describe() + ") has no place in the plan");
+        }
+      }
+      if (options.on_output) options.on_output(n, *v, t);
+      if (!v->has_uses() && !v->is_graph_output()) continue;  // dead output: drop now
+      live_bytes += t.nbytes();
+      env[v] = std::move(t);
+    }
+    stats.peak_activation_bytes = std::max(stats.peak_activation_bytes, live_bytes);
+
+    // Free what this node read for the last time (never graph inputs given by the caller twice
+    // over: the caller keeps its own reference).
+    for_each_read(n, [&](const ir::Value* v) {
+      auto lu = last_use.find(v);
+      if (lu == last_use.end() || lu->second != step) return;
+      auto it = env.find(v);
+      if (it == env.end()) return;
+      if (v->producer() != nullptr) live_bytes -= std::min(live_bytes, it->second.nbytes());
+      env.erase(it);
+    });
+  }
+
+  std::vector<ir::Tensor> results;
+  for (const ir::Value* v : g.outputs()) {
+    const ir::Tensor* t = lookup(v);
+    if (t == nullptr) return invalid_model("graph output '" + v->name() + "' is never computed");
+    results.push_back(arena != nullptr ? deep_copy(*t) : *t);
+  }
+  if (options.stats != nullptr) *options.stats = stats;
+  return results;
+}
+
+Result<planner::MemoryPlan> sequential_plan(const ir::Model& model,
+                                            const std::map<std::string, ir::Tensor>& inputs,
+                                            bool io_in_arena, size_t alignment) {
+  const ir::Graph& g = *model.graph;
+  XOPT_ASSIGN_OR_RETURN(std::vector<const ir::Node*> order, execution_order(g, nullptr));
+  std::unordered_map<const ir::Value*, size_t> bytes;
+  std::unordered_map<const ir::Node*, int> step_of;
+  for (size_t s = 0; s < order.size(); ++s) step_of[order[s]] = static_cast<int>(s);
+  RunOptions ro;
+  ro.on_output = [&](const ir::Node&, const ir::Value& v, const ir::Tensor& t) {
+    if (t.dtype() != ir::DType::kString) bytes[&v] = t.nbytes();
+  };
+  XOPT_RETURN_IF_ERROR(run_model(model, inputs, ro).status());
+
+  const int last = static_cast<int>(order.size()) - 1;
+  planner::MemoryPlan plan;
+  plan.alignment = alignment;
+  plan.strategy = "sequential";
+  plan.io_in_arena = io_in_arena;
+  for (const ir::Node* n : order) plan.node_order.push_back(n->name());
+  auto round_up = [&](size_t b) { return (b + alignment - 1) / alignment * alignment; };
+  auto add = [&](const ir::Value* v, size_t nbytes, int first) {
+    int lu = -1;
+    for (const ir::Use& u : v->uses()) {
+      auto it = step_of.find(u.node);
+      if (it != step_of.end()) lu = std::max(lu, it->second);
+    }
+    if (v->is_graph_output()) lu = last;
+    planner::PlannedValue pv;
+    pv.name = v->name();
+    pv.offset = plan.arena_bytes;
+    pv.bytes = nbytes;
+    pv.size = round_up(nbytes);
+    pv.first_step = first;
+    pv.last_step = std::max(lu, first);
+    plan.arena_bytes += pv.size;
+    plan.values.push_back(std::move(pv));
+  };
+  if (io_in_arena)
+    for (const ir::Value* v : g.runtime_inputs()) {
+      auto it = inputs.find(v->name());
+      if (it != inputs.end() && it->second.dtype() != ir::DType::kString)
+        add(v, it->second.nbytes(), -1);
+    }
+  for (const ir::Node* n : order)
+    for (const ir::Value* v : n->outputs()) {
+      if (v == nullptr || bytes.count(v) == 0) continue;
+      if (!v->has_uses() && !v->is_graph_output()) continue;
+      if (v->is_graph_output() && !io_in_arena) continue;
+      add(v, bytes[v], step_of[n]);
+    }
+  plan.naive_bytes = plan.arena_bytes;
+  for (int s = -1; s <= last; ++s) {
+    size_t live = 0;
+    for (const auto& pv : plan.values)
+      if (pv.first_step <= s && s <= pv.last_step) live += pv.bytes;
+    plan.lower_bound = std::max(plan.lower_bound, live);
+  }
+  plan.breakdown.activations = plan.arena_bytes;
+  return plan;
+}
+
+}  // namespace xopt::exec
