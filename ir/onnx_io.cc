@@ -102,6 +102,8 @@ class ModelIO {
  public:
   static Result<Model> from_proto(onnx::ModelProto proto, const std::string& base_dir,
                                   const std::string& path);
+  // `put` fills one initializer's TensorProto; when null, initializers are left out (the caller streams
+  // them after the graph, see write_streamed).
   static onnx::ModelProto to_proto(const Model& model, bool inferred_value_info,
                                    const std::function<void(const Value*, onnx::TensorProto&)>& put);
 };
@@ -270,7 +272,7 @@ onnx::ModelProto ModelIO::to_proto(const Model& model, bool inferred_value_info,
     sync_type(v, *vi);
   }
   for (const Value* v : g.initializer_order_) {
-    if (v->initializer_ == nullptr) continue;
+    if (v->initializer_ == nullptr || !put) continue;
     auto* tp = gp->add_initializer();
     put(v, *tp);
   }
@@ -350,6 +352,81 @@ bool write_file_atomically(const std::string& path,
   return true;
 }
 
+namespace wire {
+using google::protobuf::io::CodedOutputStream;
+constexpr uint32_t kLen = 2;  // length-delimited wire type
+constexpr int kModelGraph = 7, kGraphInitializer = 5, kTensorRawData = 9;
+uint32_t tag(int field) { return static_cast<uint32_t>(field << 3) | kLen; }
+size_t field_size(int field, size_t len) {
+  return CodedOutputStream::VarintSize32(tag(field)) + CodedOutputStream::VarintSize64(len) + len;
+}
+}  // namespace wire
+
+// Serializes the model with every inline initializer payload copied straight from its storage into
+// the stream, so saving never holds a second copy of the weights. Protobuf parsers merge fields in
+// wire order, so emitting the graph's initializers after its other fields (and a tensor's raw_data
+// after its other fields) parses to the same message.
+bool write_streamed(std::ostream& os, const Model& model, bool inferred_value_info) {
+  using namespace wire;
+  onnx::ModelProto proto = ModelIO::to_proto(model, inferred_value_info, nullptr);
+  onnx::GraphProto graph = std::move(*proto.mutable_graph());
+  proto.clear_graph();
+  struct Item {
+    onnx::TensorProto header;  // everything but raw_data when `raw` is set
+    const Tensor* raw = nullptr;
+    size_t size = 0;
+  };
+  std::vector<Item> items;
+  size_t graph_size = graph.ByteSizeLong();
+  for (const Value* v : model.graph->initializers()) {
+    Item it;
+    const Tensor& t = *v->initializer();
+    const bool raw = t.dtype() != DType::kString && v->initializer_encoding() != TensorEncoding::kTyped;
+    if (raw) {
+      it.header.set_data_type(static_cast<int32_t>(t.dtype()));
+      for (int64_t d : t.dims()) it.header.add_dims(d);
+      it.header.set_name(v->name());
+      const auto& shell = v->initializer_shell();
+      if (shell.has_doc_string()) it.header.set_doc_string(shell.doc_string());
+      it.header.GetReflection()->MutableUnknownFields(&it.header)->MergeFrom(
+          shell.GetReflection()->GetUnknownFields(shell));
+      it.raw = &t;
+      it.size = it.header.ByteSizeLong() + field_size(kTensorRawData, t.nbytes());
+    } else {
+      put_inline(v, it.header);
+      it.size = it.header.ByteSizeLong();
+    }
+    graph_size += field_size(kGraphInitializer, it.size);
+    items.push_back(std::move(it));
+  }
+  proto.ByteSizeLong();  // caches sizes for SerializeWithCachedSizes
+  google::protobuf::io::OstreamOutputStream zos(&os);
+  {
+    CodedOutputStream out(&zos);
+    proto.SerializeWithCachedSizes(&out);
+    out.WriteVarint32(tag(kModelGraph));
+    out.WriteVarint64(graph_size);
+    graph.SerializeWithCachedSizes(&out);
+    for (const Item& it : items) {
+      out.WriteVarint32(tag(kGraphInitializer));
+      out.WriteVarint64(it.size);
+      it.header.SerializeWithCachedSizes(&out);
+      if (it.raw != nullptr) {
+        out.WriteVarint32(tag(kTensorRawData));
+        out.WriteVarint64(it.raw->nbytes());
+        const char* p = static_cast<const char*>(it.raw->raw_data());
+        for (size_t done = 0, n = it.raw->nbytes(); done < n;) {
+          const size_t chunk = std::min<size_t>(n - done, size_t{1} << 30);
+          out.WriteRaw(p + done, static_cast<int>(chunk));
+          done += chunk;
+        }
+      }
+    }
+    if (out.HadError()) return false;
+  }
+  return static_cast<bool>(os);
+}
+
 }  // namespace
 
 Result<Model> model_from_proto(onnx::ModelProto proto, const std::string& base_dir,
@@ -406,12 +483,11 @@ Status save_model(const Model& model, const std::string& path, const SaveOptions
 
   fs::path out(path);
   std::string err;
+  if (!external && weight_bytes(model) >= kTwoGiB)
+    return invalid_argument(path + ": weights are over 2 GiB; save them as external data");
   if (!external) {
-    onnx::ModelProto proto = model_to_proto(model, options.write_inferred_value_info);
-    if (proto.ByteSizeLong() >= kTwoGiB)
-      return invalid_argument(path + ": model is over 2 GiB; save it with external data");
-    if (!write_file_atomically(path, [&](std::ostream& os) { return proto.SerializeToOstream(&os); }, &err))
-      return io_error(err);
+    auto write = [&](std::ostream& os) { return write_streamed(os, model, options.write_inferred_value_info); };
+    if (!write_file_atomically(path, write, &err)) return io_error(err);
     return Status::ok();
   }
 

@@ -16,28 +16,56 @@ Result<Model> parse_model_text(std::string_view text) {
   return model_from_proto(std::move(proto));
 }
 
+namespace {
+
+// "float[4] b = {1,2,3,4}", or "float[64,3,7,7] w = {...}" when the payload is elided.
+std::string initializer_text(const onnx::TensorProto& t, int64_t max_elements) {
+  int64_t n = 1;
+  for (auto d : t.dims()) n *= d;
+  std::ostringstream os;
+  if (n > max_elements || t.data_location() == onnx::TensorProto::EXTERNAL) {
+    onnx::TensorProto sig;
+    sig.set_name(t.name());
+    sig.set_data_type(t.data_type());
+    *sig.mutable_dims() = t.dims();
+    os << sig;
+    std::string s = os.str();
+    auto brace = s.find("  {");
+    if (brace != std::string::npos) s = s.substr(0, brace);
+    return s + " = {...}";
+  }
+  os << t;
+  std::string s = os.str();
+  auto brace = s.find("  {");
+  if (brace != std::string::npos) s.replace(brace, 3, " = {");
+  return s;
+}
+
+template <typename List>
+void print_value_list(std::ostream& os, const List& list) {
+  for (int i = 0; i < list.size(); ++i) os << (i ? ", " : "") << list.Get(i);
+}
+
+}  // namespace
+
 std::string print_graph_text(const Model& model, int64_t max_elements) {
   onnx::ModelProto proto = model_to_proto(model);
-  onnx::GraphProto& g = *proto.mutable_graph();
-  // Large initializers: keep name, type and dims, drop the payload.
-  for (auto& t : *g.mutable_initializer()) {
-    int64_t n = 1;
-    for (auto d : t.dims()) n *= d;
-    if (n > max_elements) {
-      t.clear_raw_data();
-      t.clear_float_data();
-      t.clear_int32_data();
-      t.clear_int64_data();
-      t.clear_double_data();
-      t.clear_uint64_data();
-      t.clear_string_data();
-      t.clear_external_data();
-      t.clear_data_location();
-    }
-  }
-  g.clear_value_info();
+  const onnx::GraphProto& g = proto.graph();
   std::ostringstream os;
-  os << g;
+  os << g.name() << " (";
+  print_value_list(os, g.input());
+  os << ") => (";
+  print_value_list(os, g.output());
+  os << ")";
+  if (g.initializer_size() > 0) {
+    os << "\n   <";
+    for (int i = 0; i < g.initializer_size(); ++i)
+      os << (i ? ", " : "") << initializer_text(g.initializer(i), max_elements);
+    os << ">";
+  }
+  os << "\n{\n";
+  for (const auto& n : g.node()) os << "   " << n << "\n";
+  os << "}\n";
   return os.str();
 }
 

@@ -1,0 +1,140 @@
+// Bad model files get a clear error (kInvalidModel), never a crash.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "ir/onnx_io.h"
+#include "ir/text.h"
+#include "ir/verifier.h"
+#include "tests/util/test_util.h"
+
+namespace xopt {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string temp_file(const std::string& name, const std::string& bytes) {
+  fs::path p = fs::temp_directory_path() / ("xopt_" + std::to_string(::getpid()) + "_" + name);
+  std::ofstream f(p, std::ios::binary);
+  f << bytes;
+  return p.string();
+}
+
+const char* kSmall = R"(<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,4] x) => (float[1,4] y) {
+  t = Relu(x)
+  y = Sigmoid(t)
+}
+)";
+
+std::string serialized(const char* text) {
+  auto m = ir::parse_model_text(text);
+  EXPECT_TRUE(m.is_ok()) << m.status().message();
+  return ir::model_to_proto(*m).SerializeAsString();
+}
+
+TEST(LoadErrors, TruncatedFile) {
+  std::string bytes = serialized(kSmall);
+  std::string path = temp_file("trunc.onnx", bytes.substr(0, bytes.size() / 2));
+  auto m = ir::load_model(path);
+  ASSERT_FALSE(m.is_ok());
+  EXPECT_EQ(m.status().code(), ErrorCode::kInvalidModel);
+  EXPECT_NE(m.status().message().find(path), std::string::npos);
+  fs::remove(path);
+}
+
+TEST(LoadErrors, RandomBytes) {
+  std::mt19937 rng(42);
+  std::string bytes(4096, '\0');
+  for (auto& c : bytes) c = static_cast<char>(rng());
+  std::string path = temp_file("random.onnx", bytes);
+  auto m = ir::load_model(path);
+  ASSERT_FALSE(m.is_ok());
+  EXPECT_EQ(m.status().code(), ErrorCode::kInvalidModel);
+  fs::remove(path);
+}
+
+TEST(LoadErrors, MissingFile) {
+  auto m = ir::load_model("/nonexistent/model.onnx");
+  ASSERT_FALSE(m.is_ok());
+  EXPECT_NE(m.status().message().find("/nonexistent/model.onnx"), std::string::npos);
+}
+
+TEST(LoadErrors, TwoNodesWriteOneValue) {
+  auto m = ir::parse_model_text(R"(<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,4] x) => (float[1,4] y) {
+  y = Relu(x)
+  y = Sigmoid(x)
+}
+)");
+  ASSERT_FALSE(m.is_ok());
+  EXPECT_NE(m.status().message().find("written by two nodes"), std::string::npos) << m.status().message();
+}
+
+TEST(Verifier, AcceptsAWellFormedGraph) {
+  auto m = ir::parse_model_text(kSmall);
+  ASSERT_TRUE(m.is_ok());
+  EXPECT_TRUE(ir::verify(*m->graph).is_ok());
+}
+
+TEST(Verifier, InputNoNodeProduces) {
+  auto m = ir::parse_model_text(R"(<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,4] x) => (float[1,4] y) {
+  y = Add(x, ghost)
+}
+)");
+  ASSERT_TRUE(m.is_ok());
+  Status s = ir::verify(*m->graph);
+  ASSERT_FALSE(s.is_ok());
+  EXPECT_NE(s.message().find("'ghost'"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("no node produces"), std::string::npos) << s.message();
+}
+
+TEST(Verifier, CycleIsReportedAndTopoSortFails) {
+  auto m = ir::parse_model_text(R"(<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,4] x) => (float[1,4] y) {
+  a = Add(x, b)
+  b = Relu(a)
+  y = Identity(b)
+}
+)");
+  ASSERT_TRUE(m.is_ok());
+  Status s = ir::verify(*m->graph);
+  ASSERT_FALSE(s.is_ok());
+  EXPECT_NE(s.message().find("cycle"), std::string::npos) << s.message();
+  std::string err;
+  EXPECT_FALSE(m->graph->topo_sort(&err));
+  EXPECT_NE(err.find("cycle"), std::string::npos) << err;
+}
+
+TEST(Verifier, OutOfOrderNodesAreSortedBack) {
+  auto m = ir::parse_model_text(R"(<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,4] x) => (float[1,4] y) {
+  y = Sigmoid(t)
+  t = Relu(x)
+}
+)");
+  ASSERT_TRUE(m.is_ok());
+  EXPECT_FALSE(ir::verify(*m->graph).is_ok());
+  ASSERT_TRUE(m->graph->topo_sort());
+  EXPECT_TRUE(ir::verify(*m->graph).is_ok());
+  EXPECT_EQ((*m->graph->nodes().begin())->op_type(), "Relu");
+}
+
+TEST(Verifier, GraphOutputNeverProduced) {
+  auto m = ir::parse_model_text(R"(<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,4] x) => (float[1,4] y, float[1,4] z) {
+  y = Relu(x)
+}
+)");
+  ASSERT_TRUE(m.is_ok());
+  Status s = ir::verify(*m->graph);
+  ASSERT_FALSE(s.is_ok());
+  EXPECT_NE(s.message().find("'z'"), std::string::npos) << s.message();
+}
+
+}  // namespace
+}  // namespace xopt
