@@ -1,0 +1,203 @@
+// Helpers shared by the NN kernels (nn_*.cc): spatial attribute handling for convolution and
+// pooling, float widening for the half types, and the activations of the com.microsoft fused ops.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "executor/cpu/dispatch.h"
+#include "executor/cpu/kernel.h"
+#include "ir/tensor.h"
+
+namespace xopt::exec::nn {
+
+// The newest opset number these kernels have been checked against (ONNX 1.23: 28). None of the NN
+// ops has a version newer than 22, so a kernel registered "until kLatestOpset" is current.
+inline constexpr int kLatestOpset = 28;
+
+inline int64_t product(const std::vector<int64_t>& v, size_t from = 0, size_t to = SIZE_MAX) {
+  int64_t p = 1;
+  for (size_t i = from; i < std::min(to, v.size()); ++i) p *= v[i];
+  return p;
+}
+
+// Geometry of a sliding window over the spatial dims of an [N, C, D1, ..., Dr] tensor.
+struct Window {
+  std::vector<int64_t> kernel;     // r
+  std::vector<int64_t> strides;    // r
+  std::vector<int64_t> dilations;  // r
+  std::vector<int64_t> pads;       // 2r: begins then ends
+  std::vector<int64_t> in;         // r input spatial dims
+  std::vector<int64_t> out;        // r output spatial dims
+  size_t rank() const { return kernel.size(); }
+  int64_t extent(size_t i) const { return (kernel[i] - 1) * dilations[i] + 1; }
+};
+
+// Reads kernel_shape (or takes `kernel` when the attribute is absent and kernel is not empty),
+// strides, dilations, pads and auto_pad, and computes the output dims per the Conv/Pool spec.
+// `ceil_mode` is the pooling flag (false for Conv).
+inline Result<Window> make_window(const KernelContext& ctx, const std::vector<int64_t>& x_dims,
+                                  std::vector<int64_t> kernel, bool ceil_mode,
+                                  bool use_dilations = true) {
+  const ir::Node& node = ctx.node();
+  if (x_dims.size() < 3)
+    return ctx.error("input must have rank >= 3 ([N, C, spatial...]), got rank " +
+                     std::to_string(x_dims.size()));
+  const size_t r = x_dims.size() - 2;
+  Window w;
+  w.in.assign(x_dims.begin() + 2, x_dims.end());
+  if (node.has_attr("kernel_shape")) kernel = node.attr_ints("kernel_shape");
+  if (kernel.size() != r)
+    return ctx.error("kernel_shape has " + std::to_string(kernel.size()) + " dims but the input has " +
+                     std::to_string(r) + " spatial dims");
+  w.kernel = kernel;
+  w.strides = node.attr_ints("strides", std::vector<int64_t>(r, 1));
+  w.dilations = use_dilations ? node.attr_ints("dilations", std::vector<int64_t>(r, 1))
+                              : std::vector<int64_t>(r, 1);
+  w.pads = node.attr_ints("pads", std::vector<int64_t>(2 * r, 0));
+  if (w.strides.size() != r || w.dilations.size() != r || w.pads.size() != 2 * r)
+    return ctx.error("strides/dilations/pads do not match the " + std::to_string(r) +
+                     " spatial dims of the input");
+  for (size_t i = 0; i < r; ++i) {
+    if (w.strides[i] < 1 || w.dilations[i] < 1 || w.kernel[i] < 1)
+      return ctx.error("kernel_shape, strides and dilations must be positive");
+    if (w.pads[i] < 0 || w.pads[i + r] < 0) return ctx.error("pads must be non-negative");
+  }
+  std::string auto_pad = node.attr_string("auto_pad", "NOTSET");
+  w.out.resize(r);
+  for (size_t i = 0; i < r; ++i) {
+    const int64_t ext = w.extent(i);
+    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      w.out[i] = (w.in[i] + w.strides[i] - 1) / w.strides[i];
+      const int64_t total = std::max<int64_t>(0, (w.out[i] - 1) * w.strides[i] + ext - w.in[i]);
+      const int64_t small = total / 2;
+      w.pads[i] = auto_pad == "SAME_UPPER" ? small : total - small;
+      w.pads[i + r] = total - w.pads[i];
+    } else if (auto_pad == "VALID") {
+      w.pads[i] = w.pads[i + r] = 0;
+      w.out[i] = w.in[i] >= ext ? (w.in[i] - ext) / w.strides[i] + 1 : 0;
+    } else if (auto_pad == "NOTSET" || auto_pad.empty()) {
+      const int64_t span = w.in[i] + w.pads[i] + w.pads[i + r] - ext;
+      if (span < 0) {
+        w.out[i] = 0;
+      } else if (ceil_mode) {
+        w.out[i] = (span + w.strides[i] - 1) / w.strides[i] + 1;
+        // The last window must start inside the input or its left padding.
+        if ((w.out[i] - 1) * w.strides[i] >= w.in[i] + w.pads[i]) --w.out[i];
+      } else {
+        w.out[i] = span / w.strides[i] + 1;
+      }
+    } else {
+      return ctx.error("unknown auto_pad '" + auto_pad + "'");
+    }
+  }
+  return w;
+}
+
+// The float copy of a float16/bfloat16/float tensor (shares the bytes when already float).
+inline ir::Tensor to_float_tensor(const ir::Tensor& t) {
+  if (t.dtype() == ir::DType::kFloat) return t;
+  ir::Tensor out(ir::DType::kFloat, t.dims());
+  float* o = out.mutable_data<float>();
+  const int64_t n = t.numel();
+  if (t.dtype() == ir::DType::kFloat16) {
+    const auto* p = t.data<ir::Float16>();
+    for (int64_t i = 0; i < n; ++i) o[i] = ir::half_to_float(p[i].bits);
+  } else if (t.dtype() == ir::DType::kBFloat16) {
+    const auto* p = t.data<ir::BFloat16>();
+    for (int64_t i = 0; i < n; ++i) o[i] = ir::bfloat16_to_float(p[i].bits);
+  } else {
+    for (int64_t i = 0; i < n; ++i) o[i] = static_cast<float>(t.as_double(i));
+  }
+  return out;
+}
+
+// Writes float values into `dst` converting to its dtype (float, float16, bfloat16, double).
+inline void store_from_float(const float* src, ir::Tensor* dst) {
+  const int64_t n = dst->numel();
+  switch (dst->dtype()) {
+    case ir::DType::kFloat: std::copy(src, src + n, dst->mutable_data<float>()); break;
+    case ir::DType::kFloat16: {
+      auto* p = dst->mutable_data<ir::Float16>();
+      for (int64_t i = 0; i < n; ++i) p[i].bits = ir::float_to_half(src[i]);
+      break;
+    }
+    case ir::DType::kBFloat16: {
+      auto* p = dst->mutable_data<ir::BFloat16>();
+      for (int64_t i = 0; i < n; ++i) p[i].bits = ir::float_to_bfloat16(src[i]);
+      break;
+    }
+    case ir::DType::kDouble: {
+      auto* p = dst->mutable_data<double>();
+      for (int64_t i = 0; i < n; ++i) p[i] = src[i];
+      break;
+    }
+    default: break;
+  }
+}
+
+inline bool is_half(ir::DType t) { return t == ir::DType::kFloat16 || t == ir::DType::kBFloat16; }
+
+// Checks that optional/required inputs exist and returns a clear error otherwise.
+inline Status require_inputs(const KernelContext& ctx, std::initializer_list<size_t> which) {
+  for (size_t i : which)
+    if (ctx.input(i) == nullptr) return ctx.error("required input " + std::to_string(i) + " is missing");
+  return Status::ok();
+}
+
+// The activation of com.microsoft FusedConv / FusedGemm (onnxruntime's fused_activation.cc): Relu,
+// Tanh, Sigmoid, LeakyRelu (alpha), Clip (min, max), HardSigmoid (alpha, beta). activation_params
+// must carry exactly the parameters the activation takes, as onnxruntime requires.
+struct Activation {
+  enum Kind { kIdentity, kRelu, kTanh, kSigmoid, kLeakyRelu, kClip, kHardSigmoid } kind = kIdentity;
+  double p0 = 0, p1 = 0;
+
+  template <typename C>
+  C apply(C x) const {
+    switch (kind) {
+      case kIdentity: return x;
+      case kRelu: return x > C(0) ? x : C(0);
+      case kTanh: return std::tanh(x);
+      case kSigmoid: return C(1) / (C(1) + std::exp(-x));
+      case kLeakyRelu: return x >= C(0) ? x : static_cast<C>(p0) * x;
+      case kClip: return std::min(std::max(x, static_cast<C>(p0)), static_cast<C>(p1));
+      case kHardSigmoid:
+        return std::max(C(0), std::min(C(1), static_cast<C>(p0) * x + static_cast<C>(p1)));
+    }
+    return x;
+  }
+  template <typename C>
+  void apply(C* p, int64_t n) const {
+    if (kind == kIdentity) return;
+    for (int64_t i = 0; i < n; ++i) p[i] = apply(p[i]);
+  }
+};
+
+inline Result<Activation> read_activation(const KernelContext& ctx) {
+  const ir::Node& node = ctx.node();
+  Activation a;
+  if (!node.has_attr("activation")) return a;
+  const std::string name = node.attr_string("activation", "");
+  const std::vector<float> params = node.attr_floats("activation_params");
+  size_t want = 0;
+  if (name == "Relu") a.kind = Activation::kRelu;
+  else if (name == "Tanh") a.kind = Activation::kTanh;
+  else if (name == "Sigmoid") a.kind = Activation::kSigmoid;
+  else if (name == "LeakyRelu") a.kind = Activation::kLeakyRelu, want = 1;
+  else if (name == "Clip") a.kind = Activation::kClip, want = 2;
+  else if (name == "HardSigmoid") a.kind = Activation::kHardSigmoid, want = 2;
+  else
+    return ctx.unsupported("activation '" + name +
+                           "' (supported: Relu, Tanh, Sigmoid, LeakyRelu, Clip, HardSigmoid)");
+  if (want > 0 && params.size() != want)
+    return ctx.error("activation " + name + " needs " + std::to_string(want) +
+                     " activation_params, got " + std::to_string(params.size()));
+  if (want > 0) a.p0 = params[0];
+  if (want > 1) a.p1 = params[1];
+  return a;
+}
+
+}  // namespace xopt::exec::nn
