@@ -1,0 +1,95 @@
+// Shape(x) / Size(x) where the dims it reads are static ==> an int64 initializer holding them
+// (a Constant node when the result is a graph output, so outputs stay node results).
+#include <algorithm>
+#include <vector>
+
+#include "passes/pass_registry.h"
+#include "passes/rewrite.h"
+
+namespace xopt::passes {
+namespace {
+
+// The dims Shape reads: [start, end) with negative values counted from the back and both clamped
+// to [0, rank] (opset 15); the whole shape before that.
+std::optional<std::vector<int64_t>> shape_result(const ir::Node* n, const ir::Shape& xs) {
+  if (!xs.has_rank()) return std::nullopt;
+  auto rank = static_cast<int64_t>(xs.rank());
+  auto clamp = [&](int64_t v) {
+    if (v < 0) v += rank;
+    return std::clamp<int64_t>(v, 0, rank);
+  };
+  int64_t start = clamp(n->attr_int("start", 0));
+  int64_t end = clamp(n->attr_int("end", rank));
+  std::vector<int64_t> dims;
+  for (int64_t i = start; i < end; ++i) {
+    const ir::Dim& d = xs[static_cast<size_t>(i)];
+    if (!d.is_known()) return std::nullopt;
+    dims.push_back(d.value);
+  }
+  return dims;
+}
+
+class FoldShapes final : public Pass {
+ public:
+  static constexpr std::string_view kName = "fold-shapes";
+  std::string_view name() const override { return kName; }
+  bool preserves_shapes() const override { return true; }
+
+  Result<bool> run(ir::Model& model, PassContext& ctx) override {
+    ir::Graph& g = *model.graph;
+    bool changed = false;
+    for (ir::Node* n : g.node_list()) {
+      if (!(n->is("Shape") || n->is("Size")) || n->num_outputs() != 1) continue;
+      ir::Value* x = n->input(0);
+      ir::Value* out = n->output(0);
+      if (x == nullptr || out == nullptr || !x->is_tensor()) continue;
+      XOPT_RETURN_IF_ERROR(ctx.require_shapes(model));
+      ir::Tensor folded;
+      if (n->is("Shape")) {
+        auto dims = shape_result(n, x->shape());
+        if (!dims) continue;
+        folded = ir::Tensor::of<int64_t>({static_cast<int64_t>(dims->size())}, *dims);
+      } else {
+        auto numel = x->shape().numel();
+        if (!numel) continue;
+        folded = ir::Tensor::scalar<int64_t>(*numel);
+      }
+      std::string op = n->op_type();
+      replace_with_constant(g, n, out, std::move(folded));
+      ctx.count(op);
+      changed = true;
+    }
+    return changed;
+  }
+
+ private:
+  static void replace_with_constant(ir::Graph& g, ir::Node* n, ir::Value* out, ir::Tensor t) {
+    // The replacement takes the result's name, so subgraphs reading it by name still find it.
+    std::string name = release_name(g, out);
+    ir::Value* c;
+    if (out->is_graph_output()) {
+      ir::Node* k = g.add_node("Constant", {}, {name}, "", n);
+      k->set_name(n->name());
+      k->add_provenance(*n);
+      onnx::AttributeProto a;
+      a.set_name("value");
+      a.set_type(onnx::AttributeProto::TENSOR);
+      *a.mutable_t() = ir::tensor_to_proto(t);
+      k->set_attr(a);
+      c = k->output(0);
+      c->set_dtype(t.dtype());
+      c->set_shape(t.shape());
+    } else {
+      c = g.add_initializer(name, std::move(t));
+    }
+    g.replace_all_uses(out, c);
+    g.remove_node(n);
+  }
+};
+
+}  // namespace
+
+XOPT_REGISTER_PASS(FoldShapes, "replaces Shape and Size of statically shaped values by constants",
+                   {{"cleanup", 20}});
+
+}  // namespace xopt::passes

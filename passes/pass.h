@@ -1,0 +1,87 @@
+// The pass interface: a pass is a small class whose run() rewrites a model and says whether it
+// changed anything (XLA's StatusOr<bool>). "Did not apply" is false, never an error; an error means
+// the pass could not complete or found the IR broken.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "common/status.h"
+#include "ir/graph.h"
+#include "ir/shape_inference.h"
+
+namespace xopt::passes {
+
+// Options passes read. Tools fill them from flags; tests set them directly.
+struct PassOptions {
+  // Constant folding leaves a computation alone when its result would be larger than this, so a
+  // folded model does not grow by materialising big broadcasts.
+  size_t fold_max_bytes = size_t{1} << 20;
+  // Bindings for symbolic input dims (--input-shape, --batch), applied before shape inference.
+  ir::ShapeBindings shape_bindings;
+};
+
+// "1x3x224x224" -> {1,3,224,224}; errors say what is wrong with the text.
+Result<std::vector<int64_t>> parse_dims(std::string_view text);
+// "input=1x3x224x224" -> ("input", dims). The name may itself contain '='; the last one splits.
+Result<std::pair<std::string, std::vector<int64_t>>> parse_input_shape(std::string_view text);
+
+// What a pass sees besides the model: options, named statistics counters and the shape analysis.
+class PassContext {
+ public:
+  PassContext() = default;
+  explicit PassContext(PassOptions options) : options_(std::move(options)) {}
+
+  const PassOptions& options() const { return options_; }
+  PassOptions& mutable_options() { return options_; }
+
+  // Adds `n` to a named counter of the running pass; the statistics table shows them next to the
+  // pass
+  // ("fuse-conv-bn: 20"). Outside a PassManager the counters accumulate in counters().
+  void count(std::string_view counter, int64_t n = 1);
+  const std::map<std::string, int64_t, std::less<>>& counters() const { return *counters_; }
+
+  // Makes every value's dtype and shape current: binds the input shapes and re-runs shape inference
+  // when it never ran or a pass changed the graph since. Passes that read shapes call this first.
+  Status require_shapes(ir::Model& model);
+  bool shapes_valid() const { return shapes_valid_; }
+  // The manager calls this after a pass that changed the graph and does not preserve shapes.
+  void invalidate_shapes() { shapes_valid_ = false; }
+  // Tools that ran bind_input_shapes + infer_shapes themselves say so, to save a second run.
+  void mark_shapes_valid() { shapes_valid_ = true; }
+  // How often require_shapes ran inference, and for how long (reported with the pass statistics).
+  int64_t shape_inference_runs() const { return inference_runs_; }
+  double shape_inference_seconds() const { return inference_seconds_; }
+
+  // Internal (PassManager): where count() goes while a pass runs; nullptr restores the default.
+  void set_counter_sink(std::map<std::string, int64_t, std::less<>>* sink) {
+    counters_ = sink != nullptr ? sink : &own_counters_;
+  }
+
+ private:
+  PassOptions options_;
+  std::map<std::string, int64_t, std::less<>> own_counters_;
+  std::map<std::string, int64_t, std::less<>>* counters_ = &own_counters_;
+  bool shapes_valid_ = false;
+  int64_t inference_runs_ = 0;
+  double inference_seconds_ = 0;
+};
+
+class Pass {
+ public:
+  virtual ~Pass() = default;
+  // The kebab-case name used by --passes, the registry, the statistics and the tests.
+  virtual std::string_view name() const = 0;
+  // Rewrites the model; true when anything changed.
+  virtual Result<bool> run(ir::Model& model, PassContext& ctx) = 0;
+  // True when the dtypes and shapes of the values a change leaves in the graph stay right (the pass
+  // only removes nodes or reroutes uses to equal values), so the manager need not re-run inference.
+  virtual bool preserves_shapes() const { return false; }
+};
+
+}  // namespace xopt::passes
