@@ -26,11 +26,19 @@ std::string plan_to_json(const MemoryPlan& plan) {
   j["workspace_bytes"] = plan.workspace_bytes;
   auto& vals = j["values"] = nlohmann::json::array();
   for (const auto& v : plan.values) {
-    nlohmann::json e = {{"name", v.name},           {"offset", v.offset}, {"size", v.size},
-                        {"bytes", v.bytes},         {"first", v.first_step}, {"last", v.last_step}};
+    nlohmann::json e = {{"name", v.name},   {"offset", v.offset},    {"size", v.size},
+                        {"bytes", v.bytes}, {"first", v.first_step}, {"last", v.last_step}};
     if (!v.alias_of.empty()) e["alias_of"] = v.alias_of;
+    if (!v.alias_kind.empty()) e["alias_kind"] = v.alias_kind;
+    if (v.role != "activation") e["role"] = v.role;
     vals.push_back(std::move(e));
   }
+  j["node_workspace"] = plan.node_workspace;
+  j["proven_optimal"] = plan.proven_optimal;
+  auto& strategies = j["strategies"] = nlohmann::json::array();
+  for (const auto& s : plan.strategies)
+    strategies.push_back(
+        {{"name", s.name}, {"arena_bytes", s.arena_bytes}, {"optimal", s.optimal}});
   j["breakdown"] = {{"cuda_context", plan.breakdown.cuda_context},
                     {"cuda_context_estimated", plan.breakdown.cuda_context_estimated},
                     {"parameters", plan.breakdown.parameters},
@@ -46,9 +54,10 @@ Result<MemoryPlan> plan_from_json(const std::string& text) {
       return invalid_model("memory plan: not an xopt.memory_plan document");
     MemoryPlan p;
     p.version = j.at("version").get<int>();
-    if (p.version != MemoryPlan::kVersion)
-      return unsupported("memory plan: version " + std::to_string(p.version) + " (this xopt reads " +
-                         std::to_string(MemoryPlan::kVersion) + ")");
+    if (p.version < MemoryPlan::kOldestReadableVersion || p.version > MemoryPlan::kVersion)
+      return unsupported("memory plan: version " + std::to_string(p.version) +
+                         " (this xopt reads " + std::to_string(MemoryPlan::kOldestReadableVersion) +
+                         " to " + std::to_string(MemoryPlan::kVersion) + ")");
     p.alignment = j.at("alignment").get<size_t>();
     p.arena_bytes = j.at("arena_bytes").get<size_t>();
     p.lower_bound = j.value("lower_bound", size_t{0});
@@ -67,7 +76,16 @@ Result<MemoryPlan> plan_from_json(const std::string& text) {
       v.first_step = e.at("first").get<int>();
       v.last_step = e.at("last").get<int>();
       v.alias_of = e.value("alias_of", "");
+      v.alias_kind = e.value("alias_kind", "");
+      v.role = e.value("role", "activation");
       p.values.push_back(std::move(v));
+    }
+    p.node_workspace = j.value("node_workspace", std::vector<size_t>{});
+    p.proven_optimal = j.value("proven_optimal", false);
+    if (j.contains("strategies")) {
+      for (const auto& e : j["strategies"])
+        p.strategies.push_back({e.at("name").get<std::string>(), e.at("arena_bytes").get<size_t>(),
+                                e.value("optimal", false)});
     }
     if (j.contains("breakdown")) {
       const auto& b = j["breakdown"];
@@ -96,12 +114,13 @@ Status check_plan(const MemoryPlan& plan) {
   };
   for (const auto& v : plan.values) {
     if (v.offset + v.size > plan.arena_bytes)
-      return invalid_argument("memory plan: value '" + v.name + "' [" + std::to_string(v.offset) + ", " +
-                              std::to_string(v.offset + v.size) + ") lies outside the arena of " +
-                              std::to_string(plan.arena_bytes) + " bytes");
+      return invalid_argument("memory plan: value '" + v.name + "' [" + std::to_string(v.offset) +
+                              ", " + std::to_string(v.offset + v.size) +
+                              ") lies outside the arena of " + std::to_string(plan.arena_bytes) +
+                              " bytes");
     if (v.bytes > v.size)
-      return invalid_argument("memory plan: value '" + v.name + "' needs " + std::to_string(v.bytes) +
-                              " bytes but has " + std::to_string(v.size));
+      return invalid_argument("memory plan: value '" + v.name + "' needs " +
+                              std::to_string(v.bytes) + " bytes but has " + std::to_string(v.size));
   }
   // Sweep by offset: sort, then compare each value with those that start before it ends.
   std::vector<const PlannedValue*> order;
@@ -119,13 +138,13 @@ Status check_plan(const MemoryPlan& plan) {
       const PlannedValue* ra = root_of(*a);
       const PlannedValue* rb = root_of(*b);
       if (ra == rb || ra == b || rb == a) continue;
-      return invalid_argument("memory plan: values '" + a->name + "' and '" + b->name +
-                              "' are live at the same time (steps " + std::to_string(a->first_step) +
-                              ".." + std::to_string(a->last_step) + " and " +
-                              std::to_string(b->first_step) + ".." + std::to_string(b->last_step) +
-                              ") and share bytes [" + std::to_string(std::max(a->offset, b->offset)) +
-                              ", " + std::to_string(std::min(a->offset + a->size, b->offset + b->size)) +
-                              ")");
+      return invalid_argument(
+          "memory plan: values '" + a->name + "' and '" + b->name +
+          "' are live at the same time (steps " + std::to_string(a->first_step) + ".." +
+          std::to_string(a->last_step) + " and " + std::to_string(b->first_step) + ".." +
+          std::to_string(b->last_step) + ") and share bytes [" +
+          std::to_string(std::max(a->offset, b->offset)) + ", " +
+          std::to_string(std::min(a->offset + a->size, b->offset + b->size)) + ")");
     }
   }
   return Status::ok();

@@ -1,6 +1,6 @@
 // The memory plan: where every activation lives inside one arena, and when. Produced by the planner
-// (a pure function of graph + node order), stored in the model as metadata_props["xopt.memory_plan"],
-// read back by xviz and the executors.
+// (a pure function of graph + node order), stored in the model as
+// metadata_props["xopt.memory_plan"], read back by xviz and the executors.
 #pragma once
 
 #include <cstddef>
@@ -23,6 +23,19 @@ struct PlannedValue {
   int first_step = 0;
   int last_step = 0;
   std::string alias_of;  // empty, or the value whose bytes this one reuses
+  // Why it aliases: "view" (Reshape, Squeeze, ...) or "in-place" (an elementwise op overwriting an
+  // input that dies there). Empty for a root. Added in version 2.
+  std::string alias_kind;
+  // "activation", "input" or "output" (graph inputs and outputs when io_in_arena). Added in
+  // version 2.
+  std::string role = "activation";
+};
+
+// The arena one offset-assignment strategy reached for this order (the plan keeps the smallest).
+struct StrategyResult {
+  std::string name;
+  size_t arena_bytes = 0;
+  bool optimal = false;  // proven optimal for this order (exact search completed or = lower bound)
 };
 
 // The four memory buckets used everywhere (report, timeline, executor measurement).
@@ -36,23 +49,30 @@ struct Breakdown {
 };
 
 struct MemoryPlan {
-  static constexpr int kVersion = 1;
+  // Version 2 added alias_kind, role, strategies, node_workspace and proven_optimal; version 1
+  // documents still read (the new fields take their defaults).
+  static constexpr int kVersion = 2;
+  static constexpr int kOldestReadableVersion = 1;
   int version = kVersion;
   size_t alignment = 256;
   size_t arena_bytes = 0;
-  size_t lower_bound = 0;   // max bytes live at one step for this order
-  size_t naive_bytes = 0;   // one buffer per value
-  std::string strategy;     // the offset-assignment strategy that won
-  bool io_in_arena = false; // graph inputs and outputs planned inside the arena
-  int64_t batch = 0;        // the batch the plan was made for (0: as given)
+  size_t lower_bound = 0;               // max bytes live at one step for this order
+  size_t naive_bytes = 0;               // one buffer per value
+  std::string strategy;                 // the offset-assignment strategy that won
+  bool io_in_arena = false;             // graph inputs and outputs planned inside the arena
+  int64_t batch = 0;                    // the batch the plan was made for (0: as given)
   std::vector<std::string> node_order;  // node names, in execution order
   std::vector<PlannedValue> values;
-  size_t workspace_bytes = 0;
+  size_t workspace_bytes = 0;          // one scratch region, sized for the largest node's need
+  std::vector<size_t> node_workspace;  // each node's scratch need, parallel to node_order
+  std::vector<StrategyResult> strategies;
+  bool proven_optimal = false;  // arena is optimal for this order (not just within the bound)
   Breakdown breakdown;
 
   const PlannedValue* find(const std::string& name) const;
   double ratio_to_lower_bound() const {
-    return lower_bound == 0 ? 1.0 : static_cast<double>(arena_bytes) / static_cast<double>(lower_bound);
+    return lower_bound == 0 ? 1.0
+                            : static_cast<double>(arena_bytes) / static_cast<double>(lower_bound);
   }
 };
 
@@ -60,8 +80,8 @@ struct MemoryPlan {
 std::string plan_to_json(const MemoryPlan& plan);
 Result<MemoryPlan> plan_from_json(const std::string& json);
 
-// Proves that no two values with overlapping lifetimes share bytes (aliases excepted) and that every
-// value lies inside the arena. The error names both values.
+// Proves that no two values with overlapping lifetimes share bytes (aliases excepted) and that
+// every value lies inside the arena. The error names both values.
 Status check_plan(const MemoryPlan& plan);
 
 }  // namespace xopt::planner

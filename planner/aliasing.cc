@@ -1,0 +1,132 @@
+#include "planner/aliasing.h"
+
+#include <algorithm>
+#include <string_view>
+#include <unordered_set>
+
+namespace xopt::planner {
+namespace {
+
+bool default_domain(const ir::Node& n) {
+  return n.domain().empty() || n.domain() == "ai.onnx";
+}
+
+// Dropout is the identity at inference: training_mode (opset 12+) absent or a constant false;
+// before opset 7 only with is_test set.
+bool inference_dropout(const ir::Node& n) {
+  if (n.opset() < 7) return n.attr_int("is_test", 0) != 0;
+  const ir::Value* mode = n.input(2);
+  if (mode == nullptr) return true;
+  const ir::Tensor* t = mode->is_constant() ? mode->initializer() : nullptr;
+  return t != nullptr && t->numel() == 1 && t->as_int64(0) == 0;
+}
+
+}  // namespace
+
+const ir::Value* view_op_source(const ir::Node& n, size_t out) {
+  if (!default_domain(n) || out != 0) return nullptr;
+  static const std::unordered_set<std::string_view> kViews = {"Reshape", "Flatten", "Squeeze",
+                                                              "Unsqueeze", "Identity"};
+  if (kViews.count(n.op_type()) || (n.op_type() == "Dropout" && inference_dropout(n)))
+    return n.input(0);
+  return nullptr;
+}
+
+bool is_elementwise(const ir::Node& n) {
+  static const std::unordered_set<std::string_view> kOnnx = {
+      // unary
+      "Abs", "Acos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "BitwiseNot", "Cast", "Ceil",
+      "Celu", "Clip", "Cos", "Cosh", "Elu", "Erf", "Exp", "Floor", "Gelu", "HardSigmoid",
+      "HardSwish", "LeakyRelu", "Log", "Mish", "Neg", "Not", "Reciprocal", "Relu", "Round", "Selu",
+      "Shrink", "Sigmoid", "Sign", "Sin", "Sinh", "Softplus", "Softsign", "Sqrt", "Tan", "Tanh",
+      "ThresholdedRelu", "PRelu",
+      // binary and variadic, broadcasting
+      "Add", "Sub", "Mul", "Div", "Pow", "Mod", "Max", "Min", "Sum", "Mean", "And", "Or", "Xor",
+      "BitShift", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "Equal", "Greater", "GreaterOrEqual",
+      "Less", "LessOrEqual", "Where"};
+  static const std::unordered_set<std::string_view> kMicrosoft = {"Gelu", "FastGelu", "BiasGelu",
+                                                                  "QuickGelu", "BiasAdd"};
+  if (default_domain(n)) return kOnnx.count(n.op_type()) != 0;
+  if (n.domain() == "com.microsoft") return kMicrosoft.count(n.op_type()) != 0;
+  return false;
+}
+
+const ir::Value* planned_view_source(const ir::Node& n, size_t out, bool io_in_arena) {
+  const ir::Value* src = view_op_source(n, out);
+  const ir::Value* dst = n.output(out);
+  if (src == nullptr || dst == nullptr) return nullptr;
+  if (!lives_in_arena(*src, io_in_arena) || !lives_in_arena(*dst, io_in_arena)) return nullptr;
+  auto a = value_bytes(*src);
+  auto b = value_bytes(*dst);
+  if (!a.is_ok() || !b.is_ok() || *a != *b) return nullptr;
+  return src;
+}
+
+std::vector<Alias> apply_aliasing(const std::vector<const ir::Node*>& order, Lifetimes& lt,
+                                  const AliasOptions& options) {
+  const size_t n = lt.values.size();
+  std::vector<Alias> alias(n);
+  std::vector<int> group_last(n);
+  std::vector<bool> group_io(n);
+  for (size_t i = 0; i < n; ++i) {
+    alias[i].root = static_cast<int>(i);
+    group_last[i] = lt.values[i].last;
+    const ir::Value* v = lt.values[i].value;
+    group_io[i] = v->is_graph_input() || v->is_graph_output();
+  }
+  auto join = [&](size_t member, size_t source, AliasKind kind) {
+    const int root = alias[source].root;
+    alias[member] = {static_cast<int>(source), root, kind};
+    group_last[root] = std::max(group_last[root], lt.values[member].last);
+    group_io[root] = group_io[root] || group_io[member];
+  };
+  auto index_of = [&](const ir::Value* v) -> int {
+    auto it = lt.index.find(v);
+    return it == lt.index.end() ? -1 : static_cast<int>(it->second);
+  };
+  for (size_t s = 0; s < order.size(); ++s) {
+    const ir::Node& node = *order[s];
+    for (size_t k = 0; k < node.num_outputs(); ++k) {
+      const int out = index_of(node.output(k));
+      if (out < 0) continue;
+      if (options.views) {
+        // io only matters for values outside the arena, which index_of already rejects.
+        const ir::Value* src = planned_view_source(node, k, true);
+        const int in = src != nullptr ? index_of(src) : -1;
+        if (in >= 0) {
+          join(static_cast<size_t>(out), static_cast<size_t>(in), AliasKind::kView);
+          continue;
+        }
+      }
+      if (!options.in_place || k != 0 || !is_elementwise(node)) continue;
+      const Lifetime& o = lt.values[static_cast<size_t>(out)];
+      const size_t elem = ir::dtype_size(o.value->dtype());
+      for (const ir::Value* x : node.inputs()) {
+        const int in = x != nullptr ? index_of(x) : -1;
+        if (in < 0) continue;
+        const int root = alias[static_cast<size_t>(in)].root;
+        // The input's bytes must die here, belong to no graph input or output, and match exactly.
+        if (group_last[root] != static_cast<int>(s) || group_io[root]) continue;
+        if (lt.values[static_cast<size_t>(in)].bytes != o.bytes ||
+            ir::dtype_size(x->dtype()) != elem)
+          continue;
+        // Every input read from the same bytes must be read element for element (no broadcast).
+        bool aligned = true;
+        for (const ir::Value* y : node.inputs()) {
+          const int other = y != nullptr ? index_of(y) : -1;
+          if (other < 0 || alias[static_cast<size_t>(other)].root != root) continue;
+          aligned = aligned && lt.values[static_cast<size_t>(other)].bytes == o.bytes &&
+                    ir::dtype_size(y->dtype()) == elem;
+        }
+        if (!aligned) continue;
+        join(static_cast<size_t>(out), static_cast<size_t>(in), AliasKind::kInPlace);
+        break;
+      }
+    }
+  }
+  for (size_t i = 0; i < n; ++i)
+    if (alias[i].root == static_cast<int>(i)) lt.values[i].last = group_last[i];
+  return alias;
+}
+
+}  // namespace xopt::planner

@@ -1,0 +1,44 @@
+// Batch sizing: how large a batch fits in a memory budget. The search is pure: it asks a callback
+// for the plan at a given batch (the caller binds the batch dim, infers shapes and plans).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "common/status.h"
+#include "planner/memory_plan.h"
+
+namespace xopt::planner {
+
+using PlanAtBatch = std::function<Result<MemoryPlan>(int64_t batch)>;
+
+struct BatchBudget {
+  size_t budget_bytes = 0;
+  size_t parameter_bytes = 0;
+  size_t cuda_context_bytes = 0;
+  int64_t max_batch = int64_t{1} << 20;  // search no further than this
+};
+
+struct BatchProbe {
+  int64_t batch = 0;
+  size_t total_bytes = 0;  // params + arena + workspace + context
+  bool fits = false;
+};
+
+struct BatchFit {
+  int64_t batch = 0;  // the largest batch that fits; 0 when not even batch 1 does
+  MemoryPlan plan;    // the plan at that batch (empty when batch is 0)
+  size_t total_bytes = 0;
+  std::vector<BatchProbe> probes;  // every batch planned, in the order tried
+};
+
+// Params + arena + workspace + context of a plan.
+size_t footprint(const MemoryPlan& plan, size_t parameter_bytes, size_t cuda_context_bytes);
+
+// Doubles the batch until it no longer fits, then bisects. The arena is not exactly linear in the
+// batch, so the answer is verified: it fits and the next batch does not (else the search walks up).
+Result<BatchFit> max_batch(const BatchBudget& budget, const PlanAtBatch& plan_at);
+
+}  // namespace xopt::planner

@@ -1,0 +1,159 @@
+#include "planner/planner.h"
+
+#include <algorithm>
+
+#include "planner/aliasing.h"
+#include "planner/intervals.h"
+#include "planner/lifetimes.h"
+#include "planner/workspace.h"
+
+namespace xopt::planner {
+namespace {
+
+const char* kind_name(AliasKind k) {
+  switch (k) {
+    case AliasKind::kView:
+      return "view";
+    case AliasKind::kInPlace:
+      return "in-place";
+    case AliasKind::kNone:
+      break;
+  }
+  return "";
+}
+
+Status check_strategies(const std::vector<std::string>& names) {
+  for (const auto& n : names)
+    if (std::find(strategy_names().begin(), strategy_names().end(), n) == strategy_names().end()) {
+      std::string known;
+      for (const auto& k : strategy_names()) known += (known.empty() ? "" : ", ") + k;
+      return invalid_argument("unknown planner strategy '" + n + "' (known: " + known + ")");
+    }
+  return Status::ok();
+}
+
+}  // namespace
+
+std::string node_key(const ir::Node& n) {
+  if (!n.name().empty()) return n.name();
+  for (const ir::Value* v : n.outputs())
+    if (v != nullptr) return "@" + v->name();
+  return "@" + n.op_type();
+}
+
+size_t parameter_bytes(const ir::Graph& graph, size_t alignment) {
+  size_t total = 0;
+  for (const ir::Value* v : graph.initializers())
+    if (v->initializer() != nullptr) total += align_up(v->initializer()->nbytes(), alignment);
+  return total;
+}
+
+Result<MemoryPlan> plan(const ir::Graph& graph, const PlanOptions& options) {
+  return plan(graph, graph_order(graph), options);
+}
+
+Result<MemoryPlan> plan(const ir::Graph& graph, const std::vector<const ir::Node*>& order,
+                        const PlanOptions& options) {
+  XOPT_RETURN_IF_ERROR(check_strategies(options.strategies));
+  if (options.alignment == 0 || (options.alignment & (options.alignment - 1)) != 0)
+    return invalid_argument("planner alignment must be a power of two, not " +
+                            std::to_string(options.alignment));
+  XOPT_ASSIGN_OR_RETURN(Lifetimes lt,
+                        compute_lifetimes(graph, order, {options.alignment, options.io_in_arena}));
+  const std::vector<Alias> alias = apply_aliasing(order, lt, {options.views, options.in_place});
+
+  // One buffer per alias root.
+  std::vector<Buffer> buffers;
+  std::vector<size_t> buffer_of(lt.values.size());
+  for (size_t i = 0; i < lt.values.size(); ++i)
+    if (alias[i].root == static_cast<int>(i)) {
+      buffer_of[i] = buffers.size();
+      buffers.push_back({lt.values[i].size, lt.values[i].first, lt.values[i].last});
+    }
+
+  MemoryPlan p;
+  p.alignment = options.alignment;
+  p.io_in_arena = options.io_in_arena;
+  p.batch = options.batch;
+  p.lower_bound = peak_bytes(buffers);
+  for (const ir::Node* n : order) p.node_order.push_back(node_key(*n));
+  for (const Lifetime& l : lt.values) p.naive_bytes += l.size;
+
+  auto selected = [&](const std::string& name) {
+    return options.strategies.empty() ||
+           std::find(options.strategies.begin(), options.strategies.end(), name) !=
+               options.strategies.end();
+  };
+  Assignment best;
+  bool have_best = false;
+  auto consider = [&](const std::string& name, Assignment a) -> Status {
+    Status ok = check_assignment(buffers, a);
+    if (!ok.is_ok()) return ok.with_context("planner strategy '" + name + "': ");
+    if (a.arena <= p.lower_bound) a.optimal = true;
+    p.strategies.push_back({name, a.arena, a.optimal});
+    if (!have_best || a.arena < best.arena) {
+      best = std::move(a);
+      p.strategy = name;
+      have_best = true;
+    }
+    return Status::ok();
+  };
+  for (const std::string& name : strategy_names()) {
+    if (!selected(name)) continue;
+    if (name == "greedy-by-size")
+      XOPT_RETURN_IF_ERROR(consider(name, assign_greedy_by_size(buffers)));
+    if (name == "greedy-by-breadth")
+      XOPT_RETURN_IF_ERROR(consider(name, assign_greedy_by_breadth(buffers)));
+    if (name == "best-fit-decreasing")
+      XOPT_RETURN_IF_ERROR(consider(name, assign_best_fit_decreasing(buffers)));
+    if (name == "naive") XOPT_RETURN_IF_ERROR(consider(name, assign_naive(buffers)));
+    if (name == "exact") {
+      ExactResult r = assign_exact(buffers, have_best ? best.arena : 0, options.exact);
+      if (r.assignment) {
+        XOPT_RETURN_IF_ERROR(consider(name, *r.assignment));
+      } else if (r.proved && have_best) {
+        // Nothing below the best heuristic exists: that arena is optimal.
+        best.optimal = true;
+        p.strategies.push_back({name, best.arena, true});
+      }
+    }
+  }
+  if (!have_best) return invalid_argument("planner: no strategy produced a plan");
+  p.arena_bytes = best.arena;
+  p.proven_optimal = best.optimal;
+
+  for (size_t i = 0; i < lt.values.size(); ++i) {
+    const Lifetime& l = lt.values[i];
+    PlannedValue v;
+    v.name = l.value->name();
+    v.offset = best.offsets[buffer_of[static_cast<size_t>(alias[i].root)]];
+    v.size = l.size;
+    v.bytes = l.bytes;
+    v.first_step = l.first;
+    v.last_step = l.last;
+    if (alias[i].source >= 0) {
+      v.alias_of = lt.values[static_cast<size_t>(alias[i].source)].value->name();
+      v.alias_kind = kind_name(alias[i].kind);
+    }
+    if (l.value->is_graph_input())
+      v.role = "input";
+    else if (l.value->is_graph_output())
+      v.role = "output";
+    p.values.push_back(std::move(v));
+  }
+
+  if (options.workspace) {
+    XOPT_ASSIGN_OR_RETURN(Workspace ws, plan_workspace(order, options.alignment));
+    p.workspace_bytes = ws.bytes;
+    p.node_workspace = std::move(ws.per_node);
+  }
+  p.breakdown.cuda_context = options.cuda_context_bytes;
+  p.breakdown.cuda_context_estimated = options.cuda_context_estimated;
+  p.breakdown.parameters = parameter_bytes(graph, options.alignment);
+  p.breakdown.activations = p.arena_bytes;
+  p.breakdown.workspace = p.workspace_bytes;
+  XOPT_RETURN_IF_ERROR(check_plan(p).with_context("planner produced an invalid plan: "));
+  return p;
+}
+
+}  // namespace xopt::planner

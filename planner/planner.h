@@ -1,0 +1,52 @@
+// The memory planner: a pure function of (graph, node order, options) -> MemoryPlan.
+//
+//   lifetimes (lifetimes.h) -> views and in-place reuse (aliasing.h) -> one buffer per alias root
+//   -> every offset strategy (strategies.h), keep the smallest arena -> workspace (workspace.h) ->
+//   plan.
+//
+// The plan reports its lower bound (max bytes live at one step for this order, each alias root
+// counted once), so arena / lower bound measures how much the placement wastes.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "ir/graph.h"
+#include "planner/memory_plan.h"
+#include "planner/strategies.h"
+
+namespace xopt::planner {
+
+// What a CUDA context costs on an H200 before any allocation (an estimate, marked as such in
+// reports until an executor measures it).
+inline constexpr size_t kCudaContextEstimate = size_t{500} << 20;
+
+struct PlanOptions {
+  size_t alignment = 256;
+  bool io_in_arena = false;             // graph inputs and outputs in the arena too
+  bool views = true;                    // Reshape & co. share their input's bytes
+  bool in_place = true;                 // elementwise ops overwrite an input that dies there
+  std::vector<std::string> strategies;  // names from strategy_names() to run; empty runs all
+  ExactOptions exact;
+  bool workspace = true;
+  size_t cuda_context_bytes = kCudaContextEstimate;
+  bool cuda_context_estimated = true;
+  int64_t batch = 0;  // recorded in the plan (0: the shapes as given)
+};
+
+Result<MemoryPlan> plan(const ir::Graph& graph, const std::vector<const ir::Node*>& order,
+                        const PlanOptions& options = {});
+// On the graph's own node order.
+Result<MemoryPlan> plan(const ir::Graph& graph, const PlanOptions& options = {});
+
+// How plans name nodes: the node name, or "@" + its first output's name for an unnamed node (output
+// names are unique in a graph).
+std::string node_key(const ir::Node& n);
+
+// Parameter bytes: every initializer, each rounded up to the alignment.
+size_t parameter_bytes(const ir::Graph& graph, size_t alignment = 256);
+
+}  // namespace xopt::planner

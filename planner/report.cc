@@ -1,0 +1,95 @@
+#include "planner/report.h"
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+namespace xopt::planner {
+namespace {
+
+std::string format(const char* fmt, auto... args) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf, fmt, args...);
+  return buf;
+}
+
+double ratio(size_t a, size_t b) {
+  return b == 0 ? 0.0 : static_cast<double>(a) / static_cast<double>(b);
+}
+
+}  // namespace
+
+std::string human_bytes(size_t bytes) {
+  const double b = static_cast<double>(bytes);
+  if (bytes >= (size_t{1} << 30)) return format("%.2f GiB", b / (1 << 30));
+  if (bytes >= (size_t{1} << 20)) return format("%.2f MiB", b / (1 << 20));
+  if (bytes >= (size_t{1} << 10)) return format("%.2f KiB", b / (1 << 10));
+  return format("%zu B", bytes);
+}
+
+std::string report_text(const MemoryPlan& plan) {
+  const Breakdown& b = plan.breakdown;
+  const size_t total = b.total();
+  std::string out = "memory breakdown\n";
+  auto row = [&](const std::string& name, size_t bytes) {
+    out += format("  %-28s %16zu  %12s  %6.1f%%\n", name.c_str(), bytes, human_bytes(bytes).c_str(),
+                  100.0 * ratio(bytes, total));
+  };
+  row(b.cuda_context_estimated ? "CUDA context (estimate)" : "CUDA context (measured)",
+      b.cuda_context);
+  row("parameters", b.parameters);
+  row("activations (arena)", b.activations);
+  row("workspace", b.workspace);
+  row("total", total);
+  out += "activation planning\n";
+  out += format("  %-28s %s%s\n", "strategy", plan.strategy.c_str(),
+                plan.proven_optimal ? " (optimal for this order)" : "");
+  out += format("  %-28s %16zu  %12s\n", "arena", plan.arena_bytes,
+                human_bytes(plan.arena_bytes).c_str());
+  out += format("  %-28s %16zu  %12s\n", "lower bound (peak live)", plan.lower_bound,
+                human_bytes(plan.lower_bound).c_str());
+  out += format("  %-28s %16zu  %12s\n", "naive (one buffer per value)", plan.naive_bytes,
+                human_bytes(plan.naive_bytes).c_str());
+  out += format("  %-28s %16.4f\n", "arena / lower bound", plan.ratio_to_lower_bound());
+  out += format("  %-28s %16.2fx\n", "naive / arena", ratio(plan.naive_bytes, plan.arena_bytes));
+  if (!plan.strategies.empty()) {
+    out += "strategies\n";
+    for (const StrategyResult& s : plan.strategies)
+      out += format("  %-28s %16zu  %12s  %6.4f%s\n", s.name.c_str(), s.arena_bytes,
+                    human_bytes(s.arena_bytes).c_str(),
+                    plan.lower_bound == 0 ? 1.0 : ratio(s.arena_bytes, plan.lower_bound),
+                    s.optimal ? "  optimal" : "");
+  }
+  return out;
+}
+
+std::string report_json(const MemoryPlan& plan) {
+  const Breakdown& b = plan.breakdown;
+  nlohmann::json j;
+  j["format"] = "xopt.memory_report";
+  j["version"] = 1;
+  j["breakdown"] = {
+      {"cuda_context", {{"bytes", b.cuda_context}, {"estimated", b.cuda_context_estimated}}},
+      {"parameters", {{"bytes", b.parameters}}},
+      {"activations", {{"bytes", b.activations}}},
+      {"workspace", {{"bytes", b.workspace}}},
+      {"total", {{"bytes", b.total()}}}};
+  j["planning"] = {{"strategy", plan.strategy},
+                   {"arena_bytes", plan.arena_bytes},
+                   {"lower_bound", plan.lower_bound},
+                   {"naive_bytes", plan.naive_bytes},
+                   {"arena_over_lower_bound", plan.ratio_to_lower_bound()},
+                   {"naive_over_arena", ratio(plan.naive_bytes, plan.arena_bytes)},
+                   {"proven_optimal", plan.proven_optimal},
+                   {"alignment", plan.alignment},
+                   {"io_in_arena", plan.io_in_arena},
+                   {"batch", plan.batch},
+                   {"nodes", plan.node_order.size()},
+                   {"values", plan.values.size()},
+                   {"workspace_bytes", plan.workspace_bytes}};
+  auto& s = j["strategies"] = nlohmann::json::array();
+  for (const StrategyResult& r : plan.strategies)
+    s.push_back({{"name", r.name}, {"arena_bytes", r.arena_bytes}, {"optimal", r.optimal}});
+  return j.dump(2);
+}
+
+}  // namespace xopt::planner

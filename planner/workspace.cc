@@ -1,0 +1,76 @@
+#include "planner/workspace.h"
+
+#include <algorithm>
+
+#include "planner/intervals.h"
+
+namespace xopt::planner {
+namespace {
+
+Result<std::vector<int64_t>> static_dims(const ir::Node& n, const ir::Value* v, const char* what) {
+  if (v == nullptr || !v->shape().is_static() || v->shape().rank() < 3)
+    return invalid_argument(n.describe() + ": the workspace model needs the static shape of its " +
+                            what +
+                            (v ? " '" + v->name() + "' (has " + v->shape().to_string() + ")"
+                               : std::string(" (absent)")));
+  return v->shape().static_dims();
+}
+
+bool all_equal(const std::vector<int64_t>& v, int64_t x) {
+  return std::all_of(v.begin(), v.end(), [x](int64_t e) { return e == x; });
+}
+
+int64_t product(std::vector<int64_t>::const_iterator b, std::vector<int64_t>::const_iterator e) {
+  int64_t p = 1;
+  for (; b != e; ++b) p *= *b;
+  return p;
+}
+
+// A kernel that reads its input directly as a GEMM operand needs no column buffer.
+bool is_pointwise(const ir::Node& n, const std::vector<int64_t>& kernel) {
+  return all_equal(kernel, 1) && all_equal(n.attr_ints("strides"), 1) &&
+         all_equal(n.attr_ints("pads"), 0);
+}
+
+}  // namespace
+
+Result<size_t> node_workspace_bytes(const ir::Node& n) {
+  const bool onnx = n.domain().empty() || n.domain() == "ai.onnx";
+  const bool conv = (onnx && (n.op_type() == "Conv" || n.op_type() == "ConvInteger" ||
+                              n.op_type() == "QLinearConv")) ||
+                    (n.domain() == "com.microsoft" && n.op_type() == "FusedConv");
+  const bool conv_transpose = onnx && n.op_type() == "ConvTranspose";
+  if (!conv && !conv_transpose) return size_t{0};
+  const ir::Value* x = n.input(0);
+  // QLinearConv: x, x_scale, x_zero_point, w, ...
+  const ir::Value* w = n.op_type() == "QLinearConv" ? n.input(3) : n.input(1);
+  XOPT_ASSIGN_OR_RETURN(auto wd, static_dims(n, w, "weight"));
+  const std::vector<int64_t> kernel(wd.begin() + 2, wd.end());
+  if (is_pointwise(n, kernel)) return size_t{0};
+  const size_t elem = x != nullptr ? ir::dtype_size(x->dtype()) : 0;
+  if (conv) {
+    // Weight [M, C/group, k...], output [N, M, o...].
+    XOPT_ASSIGN_OR_RETURN(auto yd, static_dims(n, n.output(0), "output"));
+    return static_cast<size_t>(wd[1] * product(kernel.begin(), kernel.end()) *
+                               product(yd.begin() + 2, yd.end())) *
+           elem;
+  }
+  // ConvTranspose: weight [C, M/group, k...], input [N, C, d...].
+  XOPT_ASSIGN_OR_RETURN(auto xd, static_dims(n, x, "input"));
+  return static_cast<size_t>(wd[1] * product(kernel.begin(), kernel.end()) *
+                             product(xd.begin() + 2, xd.end())) *
+         elem;
+}
+
+Result<Workspace> plan_workspace(const std::vector<const ir::Node*>& order, size_t alignment) {
+  Workspace ws;
+  ws.per_node.reserve(order.size());
+  for (const ir::Node* n : order) {
+    XOPT_ASSIGN_OR_RETURN(size_t bytes, node_workspace_bytes(*n));
+    ws.per_node.push_back(bytes);
+    ws.bytes = std::max(ws.bytes, align_up(bytes, alignment));
+  }
+  return ws;
+}
+
+}  // namespace xopt::planner

@@ -1,0 +1,28 @@
+// Workspace: scratch memory a node needs only while it runs. All nodes share one region sized for
+// the largest need (nodes run one at a time). The numbers come from a small cost model of the
+// reference kernels; the CUDA executor will later report the real cuDNN/cuBLAS needs.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "common/status.h"
+#include "ir/graph.h"
+
+namespace xopt::planner {
+
+// Scratch bytes for one node. Conv-like ops (Conv, ConvInteger, QLinearConv, com.microsoft
+// FusedConv) need an im2col buffer of C_in/group * prod(kernel) * prod(output spatial) elements of
+// the input type for one image and one group (none for a 1x1 kernel with unit strides and no
+// padding, which is a plain GEMM); ConvTranspose a col2im buffer of C_out/group * prod(kernel) *
+// prod(input spatial). Other ops need none. Errors name the node when a shape it needs is not
+// static.
+Result<size_t> node_workspace_bytes(const ir::Node& n);
+
+struct Workspace {
+  std::vector<size_t> per_node;  // parallel to the node order
+  size_t bytes = 0;              // the shared region: the largest need, aligned
+};
+Result<Workspace> plan_workspace(const std::vector<const ir::Node*>& order, size_t alignment = 256);
+
+}  // namespace xopt::planner
