@@ -1,0 +1,233 @@
+// The default command: load -> verify -> bind shapes -> infer shapes -> passes -> verify -> save.
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/onnx_io.h"
+#include "ir/shape_inference.h"
+#include "ir/verifier.h"
+#include "passes/pass_manager.h"
+#include "passes/pass_registry.h"
+#include "tools/xopt/command.h"
+
+namespace xopt::tool {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct OptimizeOptions {
+  std::string model;
+  std::string output;
+  std::string passes = "cleanup";
+  std::vector<std::string> disable;
+  std::vector<std::string> print_after;
+  std::string print_dir;
+  std::vector<std::string> input_shapes;
+  int64_t batch = 0;
+  bool list_passes = false;
+  bool verify_each = false;
+  bool quiet = false;
+  std::string stats_json;
+  std::string external_data;
+};
+
+// "a,b" given once or repeated -> {"a", "b"}.
+std::vector<std::string> split_list(const std::vector<std::string>& items) {
+  std::vector<std::string> out;
+  for (const auto& item : items) {
+    size_t pos = 0;
+    while (pos <= item.size()) {
+      size_t comma = item.find(',', pos);
+      if (comma == std::string::npos) comma = item.size();
+      if (comma > pos) out.push_back(item.substr(pos, comma - pos));
+      pos = comma + 1;
+    }
+  }
+  return out;
+}
+
+int list_passes() {
+  const auto& reg = passes::PassRegistry::global();
+  size_t width = 0;
+  for (const auto* g : reg.groups()) width = std::max(width, g->name.size());
+  for (const auto* p : reg.passes()) width = std::max(width, p->name.size());
+  for (const auto* g : reg.groups()) {
+    std::string members;
+    for (const auto& m : reg.members(g->name)) members += (members.empty() ? "" : ", ") + m;
+    std::printf("%-*s  group%s [%s]: %s\n", static_cast<int>(width), g->name.c_str(),
+                g->fixpoint ? ", to a fixpoint" : "", members.empty() ? "empty" : members.c_str(),
+                g->description.c_str());
+  }
+  for (const auto* p : reg.passes())
+    std::printf("%-*s  %s\n", static_cast<int>(width), p->name.c_str(), p->description.c_str());
+  return kExitOk;
+}
+
+Status write_text_file(const std::string& path, const std::string& text) {
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out || !(out << text) || !out.flush()) {
+      std::error_code ec;
+      fs::remove(tmp, ec);
+      return io_error(path + ": cannot write");
+    }
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) return io_error(path + ": cannot write: " + ec.message());
+  return Status::ok();
+}
+
+std::string default_output(const std::string& model) {
+  fs::path p(model);
+  return (p.parent_path() / (p.stem().string() + ".opt.onnx")).string();
+}
+
+bool same_file(const std::string& a, const std::string& b) {
+  std::error_code ec;
+  if (fs::equivalent(a, b, ec)) return true;
+  return fs::weakly_canonical(a, ec) == fs::weakly_canonical(b, ec);
+}
+
+int run_optimize(const OptimizeOptions& o) {
+  if (o.list_passes) return list_passes();
+  if (o.model.empty()) return report_error(kExitUsage, "no model given (see xopt --help)");
+  const std::string out = o.output.empty() ? default_output(o.model) : o.output;
+  if (same_file(out, o.model))
+    return report_error(kExitUsage, out + ": refusing to overwrite the input model");
+
+  // Everything the flags can get wrong is checked before the model is read.
+  ir::ShapeBindings bindings;
+  for (const auto& s : o.input_shapes) {
+    auto parsed = passes::parse_input_shape(s);
+    if (!parsed.is_ok())
+      return report_error(kExitUsage, "--input-shape: " + parsed.status().message());
+    bindings.input_shapes[parsed->first] = parsed->second;
+  }
+  if (o.batch < 0) return report_error(kExitUsage, "--batch must be positive");
+  if (o.batch > 0) bindings.batch = o.batch;
+  ir::SaveOptions save;
+  if (o.external_data == "never") {
+    save.external = ir::SaveOptions::External::kNever;
+  } else if (!o.external_data.empty() && o.external_data != "auto") {
+    auto size = parse_size(o.external_data);
+    if (!size.is_ok())
+      return report_error(kExitUsage, "--external-data: " + size.status().message());
+    save.external = ir::SaveOptions::External::kAlways;
+    save.external_threshold = *size;
+  }
+  if (!o.print_dir.empty()) {
+    std::error_code ec;
+    fs::create_directories(o.print_dir, ec);
+    if (ec) return report_error(kExitUsage, o.print_dir + ": cannot create: " + ec.message());
+  }
+
+  passes::PassManagerOptions pm_options;
+  pm_options.verify_each = o.verify_each;
+  pm_options.print_after = split_list(o.print_after);
+  int dump_count = 0;
+  std::string dump_error;
+  pm_options.dump = [&](const passes::GraphDump& d) {
+    std::string title = "after " + d.after + " (run " + std::to_string(d.run) +
+                        (d.changed ? ", changed)" : ", no change)");
+    if (o.print_dir.empty()) {
+      std::fprintf(stderr, "// ---- %s ----\n%s\n", title.c_str(), d.text.c_str());
+      return;
+    }
+    char prefix[16];
+    std::snprintf(prefix, sizeof prefix, "%03d-", ++dump_count);
+    std::string path =
+        (fs::path(o.print_dir) / (prefix + d.after + "-" + std::to_string(d.run) + ".onnx.txt"))
+            .string();
+    Status s = write_text_file(path, "// " + title + "\n" + d.text + "\n");
+    if (!s.is_ok() && dump_error.empty()) dump_error = s.message();
+  };
+  passes::PassManager pm(std::move(pm_options));
+  Status st = pm.add_pipeline(o.passes, split_list(o.disable));
+  if (st.is_ok()) st = pm.validate();
+  if (!st.is_ok()) return report(st);
+
+  // Load and check the model: anything wrong here is a bad model (exit 2).
+  auto loaded = ir::load_model(o.model);
+  if (!loaded.is_ok()) return report(loaded.status(), o.model);
+  ir::Model& model = *loaded;
+  std::string cycle;
+  if (!model.graph->topo_sort(&cycle)) return report_error(kExitBadModel, cycle, o.model);
+  st = ir::verify(*model.graph);
+  if (!st.is_ok()) return report_error(kExitBadModel, st.message(), o.model);
+  st = ir::bind_input_shapes(*model.graph, bindings);
+  if (!st.is_ok()) return report(st, o.model);
+  st = ir::infer_shapes(*model.graph);
+  if (!st.is_ok()) return report_error(kExitBadModel, st.message(), o.model);
+
+  passes::PassContext ctx;
+  ctx.mutable_options().shape_bindings = bindings;
+  ctx.mark_shapes_valid();
+  passes::PipelineStats stats;
+  st = pm.run(model, ctx, &stats);
+  if (!st.is_ok()) return report_error(kExitPassFailed, st.message(), o.model);
+  if (!dump_error.empty()) return report_error(kExitUsage, "--print-dir: " + dump_error);
+  st = ir::verify(*model.graph);
+  if (!st.is_ok())
+    return report_error(kExitPassFailed, "the optimized graph is invalid: " + st.message(),
+                        o.model);
+
+  st = ir::save_model(model, out, save);
+  if (!st.is_ok()) return report(st, out);
+  if (!o.stats_json.empty()) {
+    st = write_text_file(o.stats_json, passes::stats_to_json(stats).dump(2) + "\n");
+    if (!st.is_ok()) {
+      // No output without its statistics: the run failed as a whole.
+      std::error_code ec;
+      fs::remove(out, ec);
+      return report(st);
+    }
+  }
+  if (!o.quiet) std::fputs(passes::stats_table(stats).c_str(), stderr);
+  std::printf("wrote %s (%lld nodes, was %lld)\n", out.c_str(),
+              static_cast<long long>(stats.nodes_after),
+              static_cast<long long>(stats.nodes_before));
+  return kExitOk;
+}
+
+}  // namespace
+
+std::function<int()> setup_optimize(CLI::App& app) {
+  auto o = std::make_shared<OptimizeOptions>();
+  app.add_option("model", o->model, "Input .onnx model");
+  app.add_option("-o,--output", o->output,
+                 "Output model (default: <stem>.opt.onnx beside the input)");
+  app.add_option("--passes", o->passes,
+                 "Comma-separated passes and groups to run, in order (default: cleanup; see "
+                 "--list-passes)");
+  app.add_option("--disable-pass", o->disable, "Leave this pass or group out (repeatable)")
+      ->type_size(1)
+      ->allow_extra_args(false);
+  app.add_option("--print-after", o->print_after,
+                 "Dump the graph in ONNX text after every run of this pass or group (repeatable)")
+      ->type_size(1)
+      ->allow_extra_args(false);
+  app.add_option("--print-dir", o->print_dir,
+                 "Write --print-after dumps as numbered files in this folder instead of stderr");
+  app.add_option("--input-shape", o->input_shapes,
+                 "Bind an input's shape, e.g. input=1x3x224x224 (repeatable)")
+      ->type_size(1)
+      ->allow_extra_args(false);
+  app.add_option("--batch", o->batch,
+                 "Bind the leading dim of every input whose batch is symbolic");
+  app.add_flag("--list-passes", o->list_passes, "List passes and groups, one per line, and exit");
+  app.add_flag("--verify-each", o->verify_each, "Verify the graph after every pass");
+  app.add_option("--stats-json", o->stats_json, "Write per-pass statistics as JSON to this file");
+  app.add_option("--external-data", o->external_data,
+                 "Save every initializer of at least this size (e.g. 1KiB) to <output>.data; "
+                 "'never' keeps all inline; default: external only when the input was or when "
+                 "weights pass 2 GiB");
+  app.add_flag("-q,--quiet", o->quiet, "Do not print the statistics table");
+  return [o] { return run_optimize(*o); };
+}
+
+}  // namespace xopt::tool
