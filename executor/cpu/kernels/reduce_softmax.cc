@@ -1,0 +1,93 @@
+// Softmax and LogSoftmax, shifted by the maximum so exp never overflows. Before opset 13 the input
+// is coerced to 2-D at `axis` (default 1) and each row of the flattened trailing dims is
+// normalised; from 13 only the one `axis` (default -1) is.
+#include <cmath>
+
+#include "executor/cpu/kernels/tensor_util.h"
+
+namespace xopt::exec {
+namespace {
+
+template <typename T>
+void softmax_rows(const T* src, T* dst, int64_t outer, int64_t n, int64_t inner, bool log,
+                  std::vector<compute_t<T>>& buf) {
+  using C = compute_t<T>;
+  buf.resize(static_cast<size_t>(n));
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      const T* s = src + o * n * inner + i;
+      T* t = dst + o * n * inner + i;
+      C mx = -INFINITY;
+      for (int64_t j = 0; j < n; ++j) {
+        C v = to_compute(s[j * inner]);
+        buf[static_cast<size_t>(j)] = v;
+        if (v > mx) mx = v;
+      }
+      // An all -inf row keeps its NaN (0/0) as the reference does; a +inf maximum likewise.
+      double sum = 0;
+      for (int64_t j = 0; j < n; ++j) {
+        C e = std::exp(buf[static_cast<size_t>(j)] - mx);
+        sum += static_cast<double>(e);
+        if (!log) buf[static_cast<size_t>(j)] = e;
+      }
+      if (log) {
+        const C shift = mx + static_cast<C>(std::log(sum));
+        for (int64_t j = 0; j < n; ++j)
+          t[j * inner] = from_compute<T>(buf[static_cast<size_t>(j)] - shift);
+      } else {
+        const C scale = static_cast<C>(1.0 / sum);
+        for (int64_t j = 0; j < n; ++j)
+          t[j * inner] = from_compute<T>(buf[static_cast<size_t>(j)] * scale);
+      }
+    }
+}
+
+Status softmax_impl(KernelContext& ctx, bool log) {
+  XOPT_ASSIGN_OR_RETURN(const ir::Tensor* x, required_input(ctx, 0, "input"));
+  const auto rank = static_cast<int64_t>(x->rank());
+  const bool coerce = ctx.opset() < 13;
+  int64_t axis = ctx.node().attr_int("axis", coerce ? 1 : -1);
+  // Before 13, axis may equal the rank (the row is then empty of dims, i.e. one element).
+  if (coerce && axis == rank) {
+    axis = rank;
+  } else if (rank == 0) {
+    axis = 0;
+  } else {
+    XOPT_ASSIGN_OR_RETURN(axis, normalize_axis(ctx, axis, rank));
+  }
+  const auto a = static_cast<size_t>(axis);
+  int64_t outer, n, inner;
+  if (coerce) {
+    outer = product(x->dims(), 0, a);
+    n = product(x->dims(), a, x->rank());
+    inner = 1;
+  } else if (rank == 0) {
+    outer = n = inner = 1;
+  } else {
+    outer = product(x->dims(), 0, a);
+    n = x->dims()[a];
+    inner = product(x->dims(), a + 1, x->rank());
+  }
+  XOPT_ASSIGN_OR_RETURN(ir::Tensor * y, ctx.output(0, x->dtype(), x->dims()));
+  if (x->numel() == 0) return Status::ok();
+  return dispatch_float(x->dtype(), [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    std::vector<compute_t<T>> buf;
+    softmax_rows<T>(x->data<T>(), y->mutable_data<T>(), outer, n, inner, log, buf);
+    return Status::ok();
+  });
+}
+
+Status softmax(KernelContext& ctx) {
+  return softmax_impl(ctx, false);
+}
+Status log_softmax(KernelContext& ctx) {
+  return softmax_impl(ctx, true);
+}
+
+}  // namespace
+
+XOPT_CPU_KERNEL("", "Softmax", 1, kLatestOpset, softmax);
+XOPT_CPU_KERNEL("", "LogSoftmax", 1, kLatestOpset, log_softmax);
+
+}  // namespace xopt::exec
