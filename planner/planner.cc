@@ -108,13 +108,27 @@ Result<MemoryPlan> plan(const ir::Graph& graph, const std::vector<const ir::Node
       XOPT_RETURN_IF_ERROR(consider(name, assign_best_fit_decreasing(buffers)));
     if (name == "naive") XOPT_RETURN_IF_ERROR(consider(name, assign_naive(buffers)));
     if (name == "exact") {
-      ExactResult r = assign_exact(buffers, have_best ? best.arena : 0, options.exact);
+      if (buffers.size() > options.exact.max_buffers) {
+        if (!have_best && options.strategies.size() == 1)
+          return invalid_argument("planner strategy 'exact' searches at most " +
+                                  std::to_string(options.exact.max_buffers) +
+                                  " buffers; this graph needs " + std::to_string(buffers.size()));
+        continue;
+      }
+      // Run alone, the search starts from greedy-by-size's arena.
+      Assignment seed = have_best ? best : assign_greedy_by_size(buffers);
+      ExactResult r = assign_exact(buffers, seed.arena, options.exact);
       if (r.assignment) {
         XOPT_RETURN_IF_ERROR(consider(name, *r.assignment));
-      } else if (r.proved && have_best) {
-        // Nothing below the best heuristic exists: that arena is optimal.
-        best.optimal = true;
-        p.strategies.push_back({name, best.arena, true});
+      } else {
+        // Nothing below the seed was found; it is optimal when the search finished.
+        seed.optimal = seed.optimal || r.proved;
+        if (have_best) {
+          best.optimal = seed.optimal;
+          p.strategies.push_back({name, best.arena, best.optimal});
+        } else {
+          XOPT_RETURN_IF_ERROR(consider(name, seed));
+        }
       }
     }
   }
