@@ -159,8 +159,9 @@ int run_optimize(const OptimizeOptions& o) {
   if (!model.graph->topo_sort(&cycle)) return report_error(kExitBadModel, cycle, o.model);
   st = ir::verify(*model.graph);
   if (!st.is_ok()) return report_error(kExitBadModel, st.message(), o.model);
+  // A binding that does not fit the model is a mistake in the flags, not in the model.
   st = ir::bind_input_shapes(*model.graph, bindings);
-  if (!st.is_ok()) return report(st, o.model);
+  if (!st.is_ok()) return report_error(kExitUsage, st.message(), o.model);
   st = ir::infer_shapes(*model.graph);
   if (!st.is_ok()) return report_error(kExitBadModel, st.message(), o.model);
 
