@@ -42,12 +42,13 @@ Result<Lifetimes> compute_lifetimes(const ir::Graph& graph,
   lt.num_steps = static_cast<int>(order.size());
   std::unordered_map<const ir::Node*, int> step;
   step.reserve(order.size());
-  for (size_t i = 0; i < order.size(); ++i)
+  for (size_t i = 0; i < order.size(); ++i) {
+    if (order[i]->graph() != &graph)
+      return invalid_argument("node order lists " + order[i]->describe() +
+                              ", which is not in this graph");
     if (!step.emplace(order[i], static_cast<int>(i)).second)
       return invalid_argument("node order lists " + order[i]->describe() + " twice");
-  if (order.size() != graph.num_nodes())
-    return invalid_argument("node order has " + std::to_string(order.size()) +
-                            " nodes, the graph has " + std::to_string(graph.num_nodes()));
+  }
   for (const ir::Node* n : graph.nodes())
     if (step.find(n) == step.end()) return invalid_argument("node order misses " + n->describe());
 

@@ -1,6 +1,8 @@
 #include "planner/planner.h"
 
 #include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "planner/aliasing.h"
 #include "planner/intervals.h"
@@ -39,6 +41,31 @@ std::string node_key(const ir::Node& n) {
   for (const ir::Value* v : n.outputs())
     if (v != nullptr) return "@" + v->name();
   return "@" + n.op_type();
+}
+
+Result<std::vector<const ir::Node*>> resolve_node_order(const ir::Graph& graph,
+                                                        const MemoryPlan& plan) {
+  std::unordered_map<std::string, const ir::Node*> by_key;
+  std::unordered_set<std::string> ambiguous;
+  for (const ir::Node* n : graph.nodes())
+    if (!by_key.emplace(node_key(*n), n).second) ambiguous.insert(node_key(*n));
+  std::vector<const ir::Node*> order;
+  std::unordered_set<const ir::Node*> seen;
+  for (const std::string& key : plan.node_order) {
+    if (ambiguous.count(key))
+      return invalid_argument("memory plan: node name '" + key +
+                              "' is not unique in the graph, so node_order is ambiguous");
+    auto it = by_key.find(key);
+    if (it == by_key.end())
+      return invalid_argument("memory plan: node '" + key + "' of node_order is not in the graph");
+    if (!seen.insert(it->second).second)
+      return invalid_argument("memory plan: node '" + key + "' appears twice in node_order");
+    order.push_back(it->second);
+  }
+  if (order.size() != graph.num_nodes())
+    return invalid_argument("memory plan: node_order lists " + std::to_string(order.size()) +
+                            " nodes, the graph has " + std::to_string(graph.num_nodes()));
+  return order;
 }
 
 size_t parameter_bytes(const ir::Graph& graph, size_t alignment) {

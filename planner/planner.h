@@ -46,6 +46,11 @@ Result<MemoryPlan> plan(const ir::Graph& graph, const PlanOptions& options = {})
 // names are unique in a graph).
 std::string node_key(const ir::Node& n);
 
+// The nodes a plan's node_order names, in that order. Errors name a key that matches no node or
+// several, and a node listed twice or not at all.
+Result<std::vector<const ir::Node*>> resolve_node_order(const ir::Graph& graph,
+                                                        const MemoryPlan& plan);
+
 // Parameter bytes: every initializer, each rounded up to the alignment.
 size_t parameter_bytes(const ir::Graph& graph, size_t alignment = 256);
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <set>
 #include <unordered_map>
 
 #include "ir/text.h"
@@ -156,10 +157,11 @@ std::vector<const ir::Node*> random_topological_order(const ir::Graph& g, std::m
 namespace {
 
 bool is_elementwise_op(const ir::Node& n) {
-  return n.domain().empty() &&
-         (n.op_type() == "Relu" || n.op_type() == "Sigmoid" || n.op_type() == "Add" ||
-          n.op_type() == "Mul" || n.op_type() == "Sub" || n.op_type() == "Div" ||
-          n.op_type() == "Clip" || n.op_type() == "Tanh");
+  static const std::set<std::string> kOnnx = {"Relu", "Sigmoid", "Add", "Mul", "Sub", "Div",
+                                              "Clip", "Tanh", "Cast", "Neg", "Sum"};
+  static const std::set<std::string> kMicrosoft = {"BiasGelu", "FastGelu"};
+  return (n.domain().empty() && kOnnx.count(n.op_type())) ||
+         (n.domain() == "com.microsoft" && kMicrosoft.count(n.op_type()));
 }
 
 bool is_view_op(const ir::Node& n) {

@@ -1,0 +1,90 @@
+// The workspace cost model: im2col for Conv-like ops, col2im for ConvTranspose, one shared region.
+#include <gtest/gtest.h>
+
+#include "planner/planner.h"
+#include "planner/workspace.h"
+#include "planner_test_util.h"
+
+namespace xopt::planner {
+namespace {
+
+using test::GraphBuilder;
+
+TEST(Workspace, ConvNeedsAnIm2colBufferForOneImageAndGroup) {
+  GraphBuilder b;
+  ir::Value* x = b.input("x", {2, 8, 16, 16});
+  ir::Value* w = b.weight("w", {12, 2, 3, 3});  // group 4: 8/4 = 2 input channels per group
+  ir::Value* y = b.op("Conv", {x, w}, "y", {2, 12, 8, 8});
+  b.last()->set_attr("group", int64_t{4});
+  b.last()->set_attr("strides", std::vector<int64_t>{2, 2});
+  b.last()->set_attr("pads", std::vector<int64_t>{1, 1, 1, 1});
+  b.output(y);
+  auto ws = node_workspace_bytes(*b.last());
+  ASSERT_TRUE(ws.is_ok()) << ws.status().message();
+  EXPECT_EQ(*ws, size_t{2 * 3 * 3 * 8 * 8 * 4});  // C/group * kH*kW * outH*outW * sizeof(float)
+}
+
+TEST(Workspace, PointwiseConvNeedsNone) {
+  GraphBuilder b;
+  ir::Value* x = b.input("x", {1, 8, 16, 16});
+  ir::Value* w = b.weight("w", {4, 8, 1, 1});
+  b.op("Conv", {x, w}, "y", {1, 4, 16, 16});
+  EXPECT_EQ(*node_workspace_bytes(*b.last()), 0u);
+  // A 1x1 kernel with a stride still gathers its input.
+  b.last()->set_attr("strides", std::vector<int64_t>{2, 2});
+  b.last()->output(0)->set_shape(ir::Shape::of({1, 4, 8, 8}));
+  EXPECT_EQ(*node_workspace_bytes(*b.last()), size_t{8 * 8 * 8 * 4});
+}
+
+TEST(Workspace, Conv1dAnd3dAndFusedConv) {
+  GraphBuilder b;
+  ir::Value* x1 = b.input("x1", {1, 4, 100});
+  ir::Value* w1 = b.weight("w1", {6, 4, 5});
+  b.op("Conv", {x1, w1}, "y1", {1, 6, 96});
+  EXPECT_EQ(*node_workspace_bytes(*b.last()), size_t{4 * 5 * 96 * 4});
+  ir::Value* x3 = b.input("x3", {1, 2, 4, 4, 4});
+  ir::Value* w3 = b.weight("w3", {3, 2, 2, 2, 2});
+  b.op("Conv", {x3, w3}, "y3", {1, 3, 3, 3, 3});
+  EXPECT_EQ(*node_workspace_bytes(*b.last()), size_t{2 * 8 * 27 * 4});
+  b.op("FusedConv", {x1, w1}, "yf", {1, 6, 96}, "com.microsoft");
+  EXPECT_EQ(*node_workspace_bytes(*b.last()), size_t{4 * 5 * 96 * 4});
+}
+
+TEST(Workspace, ConvTransposeNeedsACol2imBuffer) {
+  GraphBuilder b;
+  ir::Value* x = b.input("x", {1, 8, 5, 5});
+  ir::Value* w = b.weight("w", {8, 3, 4, 4});  // [C, M/group, kH, kW]
+  b.op("ConvTranspose", {x, w}, "y", {1, 3, 12, 12});
+  b.last()->set_attr("strides", std::vector<int64_t>{2, 2});
+  EXPECT_EQ(*node_workspace_bytes(*b.last()), size_t{3 * 16 * 25 * 4});
+}
+
+TEST(Workspace, OtherOpsNeedNoneAndTheRegionIsTheLargestNeed) {
+  GraphBuilder b;
+  ir::Value* x = b.input("x", {1, 3, 8, 8});
+  ir::Value* w1 = b.weight("w1", {4, 3, 3, 3});
+  ir::Value* c1 = b.op("Conv", {x, w1}, "c1", {1, 4, 6, 6});  // 3*9*36*4 = 3888
+  ir::Value* r = b.op("Relu", {c1}, "r", {1, 4, 6, 6});
+  ir::Value* w2 = b.weight("w2", {4, 4, 3, 3});
+  ir::Value* c2 = b.op("Conv", {r, w2}, "c2", {1, 4, 4, 4});  // 4*9*16*4 = 2304
+  b.output(c2);
+  auto p = plan(b.graph());
+  ASSERT_TRUE(p.is_ok());
+  EXPECT_EQ(p->node_workspace, (std::vector<size_t>{3888, 0, 2304}));
+  EXPECT_EQ(p->workspace_bytes, 4096u);  // 3888 aligned to 256
+  EXPECT_EQ(p->breakdown.workspace, 4096u);
+}
+
+TEST(Workspace, UnknownShapesAreAnErrorNamingTheNode) {
+  GraphBuilder b;
+  ir::Value* x = b.input("x", {1, 3, 8, 8});
+  ir::Value* w = b.weight("w", {4, 3, 3, 3});
+  ir::Value* y = b.op("Conv", {x, w}, "y", {1, 4, 6, 6});
+  y->set_shape(ir::Shape());
+  auto ws = node_workspace_bytes(*b.last());
+  ASSERT_FALSE(ws.is_ok());
+  EXPECT_NE(ws.status().message().find("y_node"), std::string::npos) << ws.status().message();
+}
+
+}  // namespace
+}  // namespace xopt::planner
