@@ -105,12 +105,10 @@ std::vector<Alias> apply_aliasing(const std::vector<const ir::Node*>& order, Lif
         const int in = x != nullptr ? index_of(x) : -1;
         if (in < 0) continue;
         const int root = alias[static_cast<size_t>(in)].root;
-        // The input's bytes must die here, belong to no graph input or output, and match exactly.
+        // The input's bytes must die here and belong to no graph input or output.
         if (group_last[root] != static_cast<int>(s) || group_io[root]) continue;
-        if (lt.values[static_cast<size_t>(in)].bytes != o.bytes ||
-            ir::dtype_size(x->dtype()) != elem)
-          continue;
-        // Every input read from the same bytes must be read element for element (no broadcast).
+        // Every input read from those bytes (x among them) must have the output's exact size and
+        // element size, so element i is read before element i is written (no broadcast).
         bool aligned = true;
         for (const ir::Value* y : node.inputs()) {
           const int other = y != nullptr ? index_of(y) : -1;
