@@ -20,7 +20,7 @@ Shape merge_shapes(const Shape& inferred, const Shape& previous) {
   for (size_t i = 0; i < out.rank(); ++i) {
     const Dim& p = previous[i];
     Dim& d = out[i];
-    if (!d.is_known() && (p.is_known() || (!d.is_symbolic() && p.is_symbolic()))) d = p;
+    if (!d.is_known() && !d.is_symbolic()) d = p;
   }
   return out;
 }

@@ -129,7 +129,27 @@ Status infer_variadic(InferenceContext& ctx) {
     if (!s.is_ok()) return ctx.error(s.status().message());
     shape = std::move(s).value();
   }
-  ctx.set_output(0, ctx.input_dtype(0), std::move(shape));
+  DType t = ctx.input_dtype(0);
+  ctx.set_output(0, t, std::move(shape));
+  // Max/Min of two integer shape tensors (CenterCropPad's expansion).
+  const std::string& op = ctx.node().op_type();
+  if (ctx.num_inputs() == 2 && is_integer(t) && (op == "Max" || op == "Min")) {
+    size_t n = 0;
+    if (auto in = broadcast_data(ctx, 2, &n)) {
+      SymData out(n);
+      for (size_t i = 0; i < n; ++i) {
+        const SymInt& a = at(*(*in)[0], i);
+        const SymInt& b = at(*(*in)[1], i);
+        if (a.is_known() && b.is_known()) {
+          out[i] = SymInt::known(op == "Max" ? std::max(*a.value, *b.value)
+                                             : std::min(*a.value, *b.value));
+        } else {
+          out[i] = a.same_as(b) ? a : SymInt::unknown();
+        }
+      }
+      ctx.set_output_data(0, std::move(out));
+    }
+  }
   return Status::ok();
 }
 

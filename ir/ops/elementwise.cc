@@ -58,10 +58,35 @@ std::optional<SymData> cast_data(const SymData& in, DType to) {
   return out;
 }
 
+// A small constant cast to a floating-point type stays a constant (Range bounds, Resize scales
+// computed from integers).
+std::optional<Tensor> cast_constant(const InferenceContext& ctx, DType to) {
+  if (to != DType::kFloat && to != DType::kDouble) return std::nullopt;
+  const Shape& s = ctx.input_shape(0);
+  if (!s.is_static() || *s.numel() > kMaxDataElements) return std::nullopt;
+  auto v = ctx.input_doubles(0);
+  if (!v || static_cast<int64_t>(v->size()) != *s.numel()) return std::nullopt;
+  if (to == DType::kDouble) return Tensor::of<double>(s.static_dims(), *v);
+  return Tensor::of<float>(s.static_dims(), std::vector<float>(v->begin(), v->end()));
+}
+
 Status finish_cast(InferenceContext& ctx, DType to) {
   ctx.set_output(0, to, ctx.input_shape(0));
   if (const SymData* d = ctx.input_data(0))
     if (auto out = cast_data(*d, to)) ctx.set_output_data(0, std::move(*out));
+  if (auto c = cast_constant(ctx, to)) ctx.set_output_constant(0, std::move(*c));
+  return Status::ok();
+}
+
+// Neg of integer shape data (LayerNormalization's expansion negates an axis).
+Status infer_neg(InferenceContext& ctx) {
+  XOPT_RETURN_IF_ERROR(infer_same_as_input(ctx));
+  const SymData* d = ctx.input_data(0);
+  if (d == nullptr || !is_integer(ctx.input_dtype(0))) return Status::ok();
+  SymData out;
+  for (const SymInt& e : *d)
+    out.push_back(e.is_known() ? SymInt::known(-*e.value) : SymInt::unknown());
+  ctx.set_output_data(0, std::move(out));
   return Status::ok();
 }
 
@@ -99,8 +124,9 @@ void unary(OpList& ops, const char* name, int since, InferFn fn = infer_same_as_
 
 void register_elementwise_ops(OpList& ops) {
   // Math.
-  for (const char* op : {"Abs", "Ceil", "Exp", "Floor", "Log", "Neg", "Reciprocal", "Sqrt", "Tanh"})
+  for (const char* op : {"Abs", "Ceil", "Exp", "Floor", "Log", "Reciprocal", "Sqrt", "Tanh"})
     unary(ops, op, 1);
+  unary(ops, "Neg", 1, infer_neg);
   for (const char* op : {"Acos", "Asin", "Atan", "Cos", "Sin", "Tan"}) unary(ops, op, 7);
   for (const char* op : {"Acosh", "Asinh", "Atanh", "Cosh", "Sinh", "Erf", "Sign"})
     unary(ops, op, 9);

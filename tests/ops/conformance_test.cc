@@ -1,0 +1,257 @@
+// The registry's shapes against two references, on every ONNX backend test model whose ops are all
+// registered: libonnx's own shape inference (ONNX 1.12, opsets <= 17), and the shapes of the
+// expected outputs (every opset; inputs given as constants so data-dependent shapes resolve).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "onnx/defs/schema.h"
+#include "onnx/shape_inference/implementation.h"
+#include "tests/ops/ops_test_util.h"
+#include "tests/util/test_util.h"
+
+namespace xopt {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int64_t kLibonnxMaxOpset = 17;  // ONNX 1.12
+
+struct Tally {
+  int agree = 0, disagree = 0, skipped = 0;
+  std::vector<std::string> failures;
+  void fail(std::string what) {
+    ++disagree;
+    if (failures.size() < 40) failures.push_back(std::move(what));
+  }
+};
+
+// Why our value and libonnx's type disagree; empty when they agree (libonnx unknown dims are free).
+std::string diff_with_libonnx(const ir::Value* v, const onnx::TypeProto& t) {
+  const auto& tt = t.tensor_type();
+  if (tt.elem_type() != 0 && static_cast<int>(v->dtype()) != tt.elem_type())
+    return "type " + std::string(ir::dtype_name(v->dtype())) + " vs libonnx " +
+           std::to_string(tt.elem_type());
+  if (!tt.has_shape()) return "";
+  const ir::Shape& s = v->shape();
+  std::string theirs = "[";
+  for (int i = 0; i < tt.shape().dim_size(); ++i) {
+    const auto& d = tt.shape().dim(i);
+    theirs += (i ? "," : "") + (d.has_dim_value() ? std::to_string(d.dim_value()) : "?");
+  }
+  theirs += "]";
+  if (!s.has_rank()) return "unknown rank vs libonnx " + theirs;
+  if (static_cast<int>(s.rank()) != tt.shape().dim_size())
+    return s.to_string() + " vs libonnx " + theirs;
+  for (int i = 0; i < tt.shape().dim_size(); ++i) {
+    const auto& d = tt.shape().dim(i);
+    if (d.has_dim_value() && !(s[static_cast<size_t>(i)] == ir::Dim(d.dim_value())))
+      return s.to_string() + " vs libonnx " + theirs;
+  }
+  return "";
+}
+
+// libonnx's inference of the model (declared shapes stripped); false when it throws.
+bool libonnx_infer(onnx::ModelProto& m) {
+  try {
+    onnx::ShapeInferenceOptions options(/*check_type=*/false, /*error_mode=*/0,
+                                        /*enable_data_propagation=*/true);
+    onnx::shape_inference::InferShapes(m, onnx::OpSchemaRegistry::Instance(), options);
+    return true;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+// Replaces the graph inputs by initializers holding test_data_set_0's inputs.
+bool inputs_as_constants(onnx::ModelProto& m, const std::string& data_dir) {
+  auto* g = m.mutable_graph();
+  std::set<std::string> inits;
+  for (const auto& t : g->initializer()) inits.insert(t.name());
+  std::vector<std::string> runtime;
+  for (const auto& in : g->input()) {
+    if (inits.count(in.name())) continue;
+    // Sequence and optional inputs are stored as other protos; those tests are left out.
+    if (!in.type().has_tensor_type()) return false;
+    runtime.push_back(in.name());
+  }
+  for (size_t k = 0; k < runtime.size(); ++k) {
+    const std::string path = data_dir + "/input_" + std::to_string(k) + ".pb";
+    if (!fs::exists(path)) continue;  // an optional input left out
+    onnx::TensorProto t;
+    if (!test::read_tensor_file(path, &t)) return false;
+    const std::string name = t.name().empty() ? runtime[k] : t.name();
+    if (std::find(runtime.begin(), runtime.end(), name) == runtime.end()) return false;
+    t.set_name(name);
+    *g->add_initializer() = t;
+  }
+  // Keep inputs that got no data (never read); drop the others.
+  std::set<std::string> now;
+  for (const auto& t : g->initializer()) now.insert(t.name());
+  google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> kept;
+  for (const auto& in : g->input())
+    if (!now.count(in.name()) || inits.count(in.name())) *kept.Add() = in;
+  *g->mutable_input() = kept;
+  return true;
+}
+
+struct Report {
+  int models = 0, not_registered = 0, unsupported = 0;
+  Tally libonnx, expected, declared;
+  std::map<std::string, int> tested_ops;
+  std::vector<std::string> unsupported_notes;
+};
+
+void check_model(const std::string& path, Report& r) {
+  onnx::ModelProto original = test::read_proto_file(path);
+  if (!test::unregistered_ops(original).empty()) {
+    ++r.not_registered;
+    return;
+  }
+  const std::string test = fs::path(path).parent_path().filename().string();
+  const std::string data_dir = fs::path(path).parent_path().string() + "/test_data_set_0";
+  const int64_t opset = test::default_opset(original);
+  ++r.models;
+  for (const auto& n : original.graph().node()) ++r.tested_ops[n.op_type()];
+
+  auto infer_ours = [&](onnx::ModelProto m) -> Result<ir::Model> {
+    test::strip_declared_shapes(m);
+    auto model = ir::model_from_proto(std::move(m));
+    // The loader refuses element types xopt does not model (float8, int4, ...).
+    if (!model.is_ok()) return xopt::unsupported("cannot load: " + model.status().message());
+    ir::InferOptions options;
+    options.strict = true;
+    XOPT_RETURN_IF_ERROR(ir::infer_shapes(*model->graph, options));
+    return std::move(model).value();
+  };
+  auto count_unsupported = [&](const Status& s) {
+    if (s.code() != ErrorCode::kUnsupported) return false;
+    ++r.unsupported;
+    if (r.unsupported_notes.size() < 20) r.unsupported_notes.push_back(test + ": " + s.message());
+    return true;
+  };
+
+  // (1) Inputs as declared, against libonnx, and against the expected outputs where ours is static.
+  auto declared = infer_ours(original);
+  if (!declared.is_ok()) {
+    if (!count_unsupported(declared.status()))
+      r.libonnx.fail(test + ": ours failed: " + declared.status().message());
+    return;
+  }
+  const auto& outs = declared->graph->outputs();
+  std::vector<onnx::TensorProto> expected(outs.size());
+  std::vector<bool> has_expected(outs.size(), false);
+  for (size_t j = 0; j < outs.size(); ++j)
+    if (original.graph().output(static_cast<int>(j)).type().has_tensor_type())
+      has_expected[j] =
+          test::read_tensor_file(data_dir + "/output_" + std::to_string(j) + ".pb", &expected[j]);
+  for (size_t j = 0; j < outs.size(); ++j) {
+    if (!has_expected[j] || !outs[j]->shape().is_static()) continue;
+    if (outs[j]->shape() == ir::Shape::of({expected[j].dims().begin(), expected[j].dims().end()}))
+      ++r.declared.agree;
+    else
+      r.declared.fail(test + " output " + std::to_string(j) + ": " + outs[j]->shape().to_string() +
+                      " vs expected " + test::dims_string(expected[j]));
+  }
+  if (opset <= kLibonnxMaxOpset) {
+    onnx::ModelProto lm = original;
+    test::strip_declared_shapes(lm);
+    if (!libonnx_infer(lm)) {
+      r.libonnx.skipped += static_cast<int>(outs.size());
+    } else {
+      for (size_t j = 0; j < outs.size(); ++j) {
+        const auto& t = lm.graph().output(static_cast<int>(j)).type();
+        if (!t.has_tensor_type() || !t.tensor_type().has_shape()) {
+          ++r.libonnx.skipped;
+          continue;
+        }
+        std::string d = diff_with_libonnx(outs[j], t);
+        if (d.empty())
+          ++r.libonnx.agree;
+        else
+          r.libonnx.fail(test + " output " + std::to_string(j) + ": " + d);
+      }
+    }
+  }
+
+  // (2) Inputs as constants: every output static and equal to the expected output's shape.
+  onnx::ModelProto cm = original;
+  if (!inputs_as_constants(cm, data_dir)) {
+    r.expected.skipped += static_cast<int>(outs.size());
+    return;
+  }
+  auto constant = infer_ours(cm);
+  if (!constant.is_ok()) {
+    if (!count_unsupported(constant.status()))
+      r.expected.fail(test + ": ours failed: " + constant.status().message());
+    return;
+  }
+  const auto& couts = constant->graph->outputs();
+  for (size_t j = 0; j < couts.size(); ++j) {
+    if (!has_expected[j]) {
+      ++r.expected.skipped;
+      continue;
+    }
+    ir::Shape want = ir::Shape::of({expected[j].dims().begin(), expected[j].dims().end()});
+    const ir::Value* v = couts[j];
+    if (v->shape() == want && static_cast<int>(v->dtype()) == expected[j].data_type())
+      ++r.expected.agree;
+    else
+      r.expected.fail(test + " output " + std::to_string(j) + ": " + v->shape().to_string() + " " +
+                      std::string(ir::dtype_name(v->dtype())) + " vs expected " +
+                      test::dims_string(expected[j]) + " type " +
+                      std::to_string(expected[j].data_type()));
+  }
+}
+
+void print(const char* what, const Tally& t) {
+  std::printf("  %-52s agree %5d  disagree %3d  skipped %4d\n", what, t.agree, t.disagree,
+              t.skipped);
+  for (const auto& f : t.failures) std::printf("    %s\n", f.c_str());
+}
+
+Report run_dir(const std::string& dir) {
+  Report r;
+  for (const auto& path : test::glob_files(dir, "model.onnx", 1)) check_model(path, r);
+  return r;
+}
+
+void summarize(const std::string& name, const Report& r) {
+  std::printf(
+      "%s: %d models with only registered ops (%d distinct ops), %d with other ops, %d using "
+      "unsupported element types\n",
+      name.c_str(), r.models, static_cast<int>(r.tested_ops.size()), r.not_registered,
+      r.unsupported);
+  print("vs libonnx 1.12 inference (opset <= 17):", r.libonnx);
+  print("vs expected outputs, inputs as constants:", r.expected);
+  print("vs expected outputs, declared inputs (static only):", r.declared);
+  for (const auto& n : r.unsupported_notes) std::printf("    unsupported: %s\n", n.c_str());
+}
+
+TEST(OpsConformance, NodeTests) {
+  XOPT_REQUIRE_SHARED(shared);
+  Report r = run_dir(shared + "/onnx-conformance/node");
+  summarize("onnx-conformance/node", r);
+  EXPECT_GT(r.models, 900);
+  EXPECT_GT(r.libonnx.agree, 400);
+  EXPECT_GT(r.expected.agree, 1000);
+  EXPECT_EQ(r.libonnx.disagree, 0);
+  EXPECT_EQ(r.expected.disagree, 0);
+  EXPECT_EQ(r.declared.disagree, 0);
+}
+
+TEST(OpsConformance, ModelTests) {
+  XOPT_REQUIRE_SHARED(shared);
+  for (const char* sub : {"simple", "pytorch-converted", "pytorch-operator"}) {
+    Report r = run_dir(shared + "/onnx-conformance/" + sub);
+    summarize(std::string("onnx-conformance/") + sub, r);
+    EXPECT_EQ(r.libonnx.disagree, 0) << sub;
+    EXPECT_EQ(r.expected.disagree, 0) << sub;
+    EXPECT_EQ(r.declared.disagree, 0) << sub;
+  }
+}
+
+}  // namespace
+}  // namespace xopt
