@@ -1,0 +1,392 @@
+#include "executor/cpu/conformance.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "executor/cpu/broadcast.h"
+#include "executor/cpu/session.h"
+#include "ir/onnx_io.h"
+#include "ir/tensor_proto.h"
+
+namespace xopt::exec::conformance {
+
+namespace fs = std::filesystem;
+
+const char* outcome_name(Outcome o) {
+  switch (o) {
+    case Outcome::kPassed:
+      return "passed";
+    case Outcome::kFailed:
+      return "failed";
+    case Outcome::kUnsupported:
+      return "unsupported";
+  }
+  return "?";
+}
+
+namespace {
+
+bool is_light_model(const fs::path& p) {
+  const std::string f = p.filename().string();
+  if (f.rfind("light_", 0) != 0 || p.extension() != ".onnx") return false;
+  return fs::exists(p.parent_path() / (p.stem().string() + "_output_0.pb"));
+}
+
+void collect(const fs::path& dir, int depth, std::vector<std::string>& out) {
+  std::error_code ec;
+  if (fs::exists(dir / "model.onnx", ec)) {
+    out.push_back(dir.string());
+    return;
+  }
+  if (depth < 0) return;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    if (e.is_directory(ec))
+      collect(e.path(), depth - 1, out);
+    else if (e.is_regular_file(ec) && is_light_model(e.path()))
+      out.push_back(e.path().string());
+  }
+}
+
+Outcome classify(const Status& s) {
+  return s.code() == ErrorCode::kUnsupported ? Outcome::kUnsupported : Outcome::kFailed;
+}
+
+std::string element_string(const ir::Tensor& t, int64_t i) {
+  if (t.dtype() == ir::DType::kString) return "\"" + t.strings()[static_cast<size_t>(i)] + "\"";
+  if (ir::is_float(t.dtype())) {
+    std::ostringstream o;
+    o.precision(9);
+    o << t.as_double(i);
+    return o.str();
+  }
+  if (t.dtype() == ir::DType::kUInt64) return std::to_string(t.data<uint64_t>()[i]);
+  return std::to_string(t.as_int64(i));
+}
+
+// A graph input's feed for light models: arange(n).reshape(shape) / n as float32.
+Result<ir::Tensor> light_input(const ir::Value& v) {
+  if (v.dtype() != ir::DType::kFloat)
+    return unsupported("light model input '" + v.name() + "' is not float");
+  std::vector<int64_t> dims;
+  if (v.shape().has_rank())
+    for (const ir::Dim& d : v.shape().dims()) dims.push_back(d.is_known() ? d.value : 1);
+  ir::Tensor t(ir::DType::kFloat, dims);
+  const int64_t n = t.numel();
+  float* p = t.mutable_data<float>();
+  for (int64_t i = 0; i < n; ++i)
+    p[i] = static_cast<float>(static_cast<double>(i) / static_cast<double>(n));
+  return t;
+}
+
+// The scalar value a node input holds before anything runs (initializer, Constant node, or test
+// input), if it can be known.
+const ir::Tensor* known_value(const ir::Value* v, const std::map<std::string, ir::Tensor>& feeds,
+                              ir::Tensor* scratch) {
+  if (v == nullptr) return nullptr;
+  if (auto it = feeds.find(v->name()); it != feeds.end()) return &it->second;
+  if (v->initializer() != nullptr) return v->initializer();
+  if (v->producer() != nullptr && v->producer()->is("Constant")) {
+    *scratch = v->producer()->attr_tensor("value");
+    return scratch->empty() ? nullptr : scratch;
+  }
+  return nullptr;
+}
+
+// Why a model's outputs depend on numpy's random stream (a Dropout in training mode with ratio >
+// 0), or "" when they do not.
+std::string random_dependency(const ir::Graph& g, const std::map<std::string, ir::Tensor>& feeds) {
+  for (const ir::Node* n : g.nodes()) {
+    if (!n->is("Dropout") || n->opset() < 12) continue;
+    ir::Tensor s1, s2;
+    const ir::Tensor* tm = known_value(n->input(2), feeds, &s1);
+    if (tm == nullptr || tm->numel() != 1 || tm->as_int64(0) == 0) continue;
+    const ir::Tensor* r = known_value(n->input(1), feeds, &s2);
+    double ratio = r != nullptr && r->numel() == 1 ? r->as_double(0) : 0.5;
+    if (ratio > 0.0)
+      return n->describe() + " runs in training mode with ratio " + std::to_string(ratio) +
+             ": the expected values come from numpy's random stream";
+  }
+  return "";
+}
+
+struct DataSet {
+  std::map<std::string, ir::Tensor> inputs;
+  std::vector<ir::Tensor> outputs;
+  std::string name;
+};
+
+Status load_data_sets(const ir::Graph& g, const fs::path& path, bool light,
+                      std::vector<DataSet>* sets) {
+  std::vector<ir::Value*> ins = g.runtime_inputs();
+  for (const ir::Value* v : ins)
+    if (!v->is_tensor()) return unsupported("input '" + v->name() + "' is not a tensor");
+  for (const ir::Value* v : g.outputs())
+    if (!v->is_tensor()) return unsupported("output '" + v->name() + "' is not a tensor");
+  if (light) {
+    DataSet ds;
+    ds.name = "light";
+    for (const ir::Value* v : ins) {
+      XOPT_ASSIGN_OR_RETURN(ds.inputs[v->name()], light_input(*v));
+    }
+    fs::path out = path.parent_path() / (path.stem().string() + "_output_0.pb");
+    XOPT_ASSIGN_OR_RETURN(ir::Tensor t, read_tensor_file(out.string()));
+    ds.outputs.push_back(std::move(t));
+    sets->push_back(std::move(ds));
+    return Status::ok();
+  }
+  std::vector<fs::path> dirs;
+  for (const auto& e : fs::directory_iterator(path))
+    if (e.is_directory() && e.path().filename().string().rfind("test_data_set_", 0) == 0)
+      dirs.push_back(e.path());
+  std::sort(dirs.begin(), dirs.end());
+  if (dirs.empty()) return invalid_model("no test_data_set_* folder");
+  for (const fs::path& d : dirs) {
+    DataSet ds;
+    ds.name = d.filename().string();
+    for (size_t i = 0;; ++i) {
+      fs::path f = d / ("input_" + std::to_string(i) + ".pb");
+      if (!fs::exists(f)) break;
+      if (i >= ins.size())
+        return invalid_model(ds.name + ": more input files than graph inputs (" +
+                             std::to_string(ins.size()) + ")");
+      XOPT_ASSIGN_OR_RETURN(ds.inputs[ins[i]->name()], read_tensor_file(f.string()));
+    }
+    for (size_t i = 0;; ++i) {
+      fs::path f = d / ("output_" + std::to_string(i) + ".pb");
+      if (!fs::exists(f)) break;
+      XOPT_ASSIGN_OR_RETURN(ir::Tensor t, read_tensor_file(f.string()));
+      ds.outputs.push_back(std::move(t));
+    }
+    sets->push_back(std::move(ds));
+  }
+  return Status::ok();
+}
+
+// Runs one data set; returns "" when it matches, else why not.
+Result<std::string> check_data_set(const ir::Model& model, const DataSet& ds, const Options& o) {
+  XOPT_ASSIGN_OR_RETURN(std::vector<ir::Tensor> got, run_model(model, ds.inputs));
+  if (got.size() != ds.outputs.size())
+    return ds.name + ": " + std::to_string(got.size()) + " outputs, expected " +
+           std::to_string(ds.outputs.size());
+  const auto& outs = model.graph->outputs();
+  for (size_t i = 0; i < got.size(); ++i) {
+    std::string why;
+    if (!outputs_match(got[i], ds.outputs[i], o.rtol, o.atol, &why))
+      return ds.name + ": output '" + outs[i]->name() + "': " + why;
+  }
+  if (o.also_arena) {
+    XOPT_ASSIGN_OR_RETURN(planner::MemoryPlan plan, sequential_plan(model, ds.inputs, true));
+    RunOptions ro;
+    ro.plan = &plan;
+    XOPT_ASSIGN_OR_RETURN(std::vector<ir::Tensor> arena_got, run_model(model, ds.inputs, ro));
+    for (size_t i = 0; i < got.size(); ++i) {
+      bool same = got[i].same_contents(arena_got[i]);
+      if (!same && got[i].dtype() != ir::DType::kString) {
+        std::string why;  // NaN payloads may differ bitwise only if a kernel is nondeterministic
+        same = outputs_match(arena_got[i], got[i], 0.0, 0.0, &why);
+      }
+      if (!same)
+        return ds.name + ": output '" + outs[i]->name() + "' differs between simple and arena mode";
+    }
+  }
+  return std::string();
+}
+
+}  // namespace
+
+std::vector<std::string> list_cases(const std::string& dir) {
+  std::vector<std::string> out;
+  fs::path p(dir);
+  if (fs::is_regular_file(p) && is_light_model(p)) return {p.string()};
+  collect(p, 2, out);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+Result<ir::Tensor> read_tensor_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return io_error("cannot open '" + path + "'");
+  onnx::TensorProto p;
+  if (!p.ParseFromIstream(&in)) return invalid_model("'" + path + "' is not a TensorProto");
+  auto t = ir::tensor_from_proto(std::move(p), fs::path(path).parent_path().string());
+  if (!t.is_ok()) return t.status().with_context(fs::path(path).filename().string() + ": ");
+  return t;
+}
+
+bool outputs_match(const ir::Tensor& actual, const ir::Tensor& expected, double rtol, double atol,
+                   std::string* why) {
+  if (actual.dtype() != expected.dtype()) {
+    *why = "dtype " + std::string(ir::dtype_name(actual.dtype())) + ", expected " +
+           std::string(ir::dtype_name(expected.dtype()));
+    return false;
+  }
+  if (actual.dims() != expected.dims()) {
+    *why =
+        "shape " + dims_to_string(actual.dims()) + ", expected " + dims_to_string(expected.dims());
+    return false;
+  }
+  const int64_t n = actual.numel();
+  int64_t bad = 0, first = -1;
+  double worst = 0.0;
+  const bool fl = ir::is_float(actual.dtype());
+  const size_t es = ir::dtype_size(actual.dtype());
+  for (int64_t i = 0; i < n; ++i) {
+    bool ok;
+    if (actual.dtype() == ir::DType::kString) {
+      ok = actual.strings()[static_cast<size_t>(i)] == expected.strings()[static_cast<size_t>(i)];
+    } else if (fl) {
+      double a = actual.as_double(i), b = expected.as_double(i);
+      if (std::isnan(a) || std::isnan(b)) {
+        ok = std::isnan(a) && std::isnan(b);
+      } else if (std::isinf(a) || std::isinf(b)) {
+        ok = a == b;
+      } else {
+        double err = std::fabs(a - b);
+        ok = err <= atol + rtol * std::fabs(b);
+        if (!ok) worst = std::max(worst, err);
+      }
+    } else {
+      ok = std::memcmp(
+               static_cast<const std::byte*>(actual.raw_data()) + i * static_cast<int64_t>(es),
+               static_cast<const std::byte*>(expected.raw_data()) + i * static_cast<int64_t>(es),
+               es) == 0;
+      if (!ok && actual.dtype() == ir::DType::kBool)
+        ok = (actual.data<uint8_t>()[i] != 0) == (expected.data<uint8_t>()[i] != 0);
+    }
+    if (!ok) {
+      if (first < 0) first = i;
+      ++bad;
+    }
+  }
+  if (bad == 0) return true;
+  *why = std::to_string(bad) + " of " + std::to_string(n) + " elements differ; first at " +
+         std::to_string(first) + ": " + element_string(actual, first) + ", expected " +
+         element_string(expected, first);
+  if (fl) {
+    std::ostringstream o;
+    o.precision(3);
+    o << worst;
+    *why += " (max abs error " + o.str() + ")";
+  }
+  return false;
+}
+
+CaseResult run_case(const std::string& path, const Options& options) {
+  CaseResult r;
+  fs::path p(path);
+  const bool light = fs::is_regular_file(p);
+  r.path = path;
+  r.name = light ? p.stem().string() : p.filename().string();
+  r.suite = p.parent_path().filename().string();
+  r.op = r.suite + "/" + r.name;
+  auto model = ir::load_model(light ? path : (p / "model.onnx").string());
+  if (!model.is_ok()) {
+    r.outcome = classify(model.status());
+    r.detail = "load: " + model.status().message();
+    return r;
+  }
+  const ir::Graph& g = *model->graph;
+  if (g.num_nodes() == 1) {
+    const ir::Node* n = *g.nodes().begin();
+    r.single_node = true;
+    r.op = n->domain().empty() || n->domain() == "ai.onnx" ? n->op_type()
+                                                           : n->domain() + "." + n->op_type();
+    r.opset = n->opset();
+  }
+  std::vector<DataSet> sets;
+  Status st = load_data_sets(g, p, light, &sets);
+  if (!st.is_ok()) {
+    r.outcome = classify(st);
+    r.detail = "data: " + st.message();
+    return r;
+  }
+  for (const DataSet& ds : sets) {
+    std::string rnd = random_dependency(g, ds.inputs);
+    if (!rnd.empty()) {
+      r.outcome = Outcome::kUnsupported;
+      r.detail = rnd;
+      return r;
+    }
+    auto res = check_data_set(*model, ds, options);
+    ++r.data_sets;
+    if (!res.is_ok()) {
+      r.outcome = classify(res.status());
+      r.detail = ds.name + ": " + res.status().message();
+      return r;
+    }
+    if (!res->empty()) {
+      r.outcome = Outcome::kFailed;
+      r.detail = *res;
+      return r;
+    }
+  }
+  r.outcome = Outcome::kPassed;
+  return r;
+}
+
+std::vector<std::pair<std::string, Tally>> tally_by_op(const std::vector<CaseResult>& results) {
+  std::map<std::string, Tally> single, multi;
+  for (const CaseResult& c : results) {
+    Tally& t = (c.single_node ? single : multi)[c.op];
+    if (c.outcome == Outcome::kPassed)
+      ++t.passed;
+    else if (c.outcome == Outcome::kFailed)
+      ++t.failed;
+    else
+      ++t.unsupported;
+  }
+  std::vector<std::pair<std::string, Tally>> out(single.begin(), single.end());
+  out.insert(out.end(), multi.begin(), multi.end());
+  return out;
+}
+
+Tally totals(const std::vector<CaseResult>& results) {
+  Tally t;
+  for (const CaseResult& c : results) {
+    if (c.outcome == Outcome::kPassed)
+      ++t.passed;
+    else if (c.outcome == Outcome::kFailed)
+      ++t.failed;
+    else
+      ++t.unsupported;
+  }
+  return t;
+}
+
+std::string format_report(const std::vector<CaseResult>& results, bool details) {
+  std::ostringstream o;
+  auto row = [&](const std::string& name, const Tally& t) {
+    o << name;
+    for (size_t k = name.size(); k < 48; ++k) o << ' ';
+    o << " " << t.passed << "/" << t.total() << " passed";
+    if (t.failed) o << ", " << t.failed << " failed";
+    if (t.unsupported) o << ", " << t.unsupported << " unsupported";
+    o << "\n";
+  };
+  bool multi_header = false;
+  o << "op (single-node tests)\n";
+  for (const auto& [op, t] : tally_by_op(results)) {
+    if (op.find('/') != std::string::npos && !multi_header) {
+      o << "\nmulti-node models\n";
+      multi_header = true;
+    }
+    row(op, t);
+  }
+  if (details) {
+    o << "\n";
+    for (const CaseResult& c : results)
+      if (c.outcome != Outcome::kPassed)
+        o << outcome_name(c.outcome) << ": " << c.suite << "/" << c.name << ": " << c.detail
+          << "\n";
+  }
+  Tally t = totals(results);
+  o << "\ntotal: " << t.total() << " cases, " << t.passed << " passed, " << t.failed << " failed, "
+    << t.unsupported << " unsupported\n";
+  return o.str();
+}
+
+}  // namespace xopt::exec::conformance

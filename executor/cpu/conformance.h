@@ -1,0 +1,82 @@
+// The ONNX backend conformance runner: loads test folders of the ONNX project's own suite, runs
+// them with the CPU executor and compares with the expected outputs.
+//
+// Layouts understood:
+//   DIR/model.onnx + DIR/test_data_set_*/input_*.pb, output_*.pb      (node/, simple/, pytorch-*/)
+//   light/light_NAME.onnx + light/light_NAME_output_0.pb               (light/: no stored inputs;
+//   every
+//     float input is fed arange(n).reshape(shape) / n as float32, unknown dims taken as 1)
+// Inputs and outputs are matched to the graph's runtime inputs and outputs by position.
+//
+// Comparison follows the ONNX backend defaults: same dtype and shape; float types pass when
+// |actual - expected| <= atol + rtol * |expected| (NaN equals NaN); integers, bool and strings must
+// be equal.
+//
+// Outcomes: passed; failed (a wrong value, shape or dtype, or any error); unsupported (something we
+// do not implement: a node whose op has no kernel at that opset, an element type the IR or a kernel
+// does not support, a non-tensor input or output, or a result that depends on numpy's random
+// stream). Unsupported is never counted as passed.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "ir/tensor.h"
+
+namespace xopt::exec::conformance {
+
+enum class Outcome { kPassed, kFailed, kUnsupported };
+const char* outcome_name(Outcome o);
+
+struct Options {
+  double rtol = 1e-3;
+  double atol = 1e-7;
+  // Also run every data set in an arena laid out by sequential_plan (graph inputs and outputs
+  // inside the arena) and require outputs identical to simple mode.
+  bool also_arena = false;
+};
+
+struct CaseResult {
+  std::string suite;  // the folder the case was found in ("node", "light", ...)
+  std::string name;   // "test_abs", "light_resnet50"
+  std::string path;   // the test folder, or the light model file
+  // The op under test: the domain-qualified op type of a single-node model ("Abs",
+  // "com.microsoft.Gelu"); for a multi-node model the model itself ("simple/test_sequence_model1").
+  std::string op;
+  int64_t opset = 0;  // of the op's domain (single-node models)
+  bool single_node = false;
+  Outcome outcome = Outcome::kFailed;
+  std::string detail;  // why it failed or is unsupported
+  int data_sets = 0;   // data sets run
+};
+
+// Test cases under `dir`, sorted: every folder holding model.onnx (searched two levels deep), and
+// every light_*.onnx file that has a light_*_output_0.pb beside it. `dir` may itself be a case.
+std::vector<std::string> list_cases(const std::string& dir);
+
+// Loads, runs and compares one case. Never fails: problems become the outcome.
+CaseResult run_case(const std::string& path, const Options& options = {});
+
+// Compares one output; `why` gets the first difference.
+bool outputs_match(const ir::Tensor& actual, const ir::Tensor& expected, double rtol, double atol,
+                   std::string* why);
+
+// Reads a serialized TensorProto file.
+Result<ir::Tensor> read_tensor_file(const std::string& path);
+
+struct Tally {
+  int passed = 0, failed = 0, unsupported = 0;
+  int total() const { return passed + failed + unsupported; }
+};
+// Per op (CaseResult::op), sorted by name; single-node ops first, then multi-node models.
+std::vector<std::pair<std::string, Tally>> tally_by_op(const std::vector<CaseResult>& results);
+Tally totals(const std::vector<CaseResult>& results);
+
+// The per-op table and totals as text; with `details`, one line per failed or unsupported case too.
+std::string format_report(const std::vector<CaseResult>& results, bool details);
+
+}  // namespace xopt::exec::conformance
