@@ -7,6 +7,18 @@
 //     ...
 //   }
 //   XOPT_CPU_KERNEL("", "Relu", 6, 21, relu);
+//
+// Output memory contract (see executor/cpu/allocator.h):
+// - Write outputs through the Tensor* that ctx.output() returns. In arena mode that tensor is the
+//   value's planned slot. Its bytes are zero, except for a value the plan makes an alias (in-place or
+//   view) of another, whose slot already holds that value's bytes: do not rely on zeroed outputs
+//   unless you allocate your own scratch.
+// - An output may share bytes with an input only when the memory plan says so (alias_of), and then
+//   with an input of the same size. Elementwise kernels that read element i before writing element i
+//   are safe; a kernel that cannot work in place must read what it needs before writing (or copy).
+// - Replacing *y by another tensor (e.g. `*y = x.reshaped(d)`, a view) is allowed: the session then
+//   copies the bytes into the planned slot (counted in RunStats::outputs_copied_into_arena), so a
+//   view kernel stays correct in arena mode at the price of a copy.
 #pragma once
 
 #include <cstddef>
