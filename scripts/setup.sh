@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs what xopt needs to build and test (only what is missing), then configures and builds it in
+# ./build. Debian/Ubuntu, run as root (or with sudo available).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+APT_PACKAGES=(build-essential cmake ninja-build pkg-config python3 python3-pip
+              libprotobuf-dev protobuf-compiler libonnx-dev libgraphviz-dev nlohmann-json3-dev
+              libcli11-dev libgtest-dev libopenblas-dev)
+SUDO=""
+if [ "$(id -u)" != 0 ] && command -v sudo >/dev/null; then SUDO=sudo; fi
+
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  $SUDO apt-get update
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y "${missing[@]}"
+fi
+
+# Python is test tooling only (reference outputs, sample generation); the tools never need it.
+if ! python3 -c 'import onnx, onnxruntime, numpy' >/dev/null 2>&1; then
+  echo "setup: installing onnx onnxruntime numpy with pip"
+  python3 -m pip install onnx onnxruntime numpy ||
+    python3 -m pip install --break-system-packages onnx onnxruntime numpy
+fi
+
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo ${XOPT_CMAKE_ARGS:-}
+# Without arguments only the tools are built; scripts/test.sh builds the rest.
+ninja -C build "${@:-xopt}"
