@@ -150,11 +150,12 @@ Status infer_conv_transpose(InferenceContext& ctx) {
       const Dim in = x.has_rank() ? x[2 + i] : Dim();
       if (!in.is_known() || !kernel[i].is_known()) continue;
       int64_t s = w.strides[i];
+      int64_t ek = (kernel[i].value - 1) * w.dilations[i] + 1;
       if (w.auto_pad == AutoPad::kSameUpper || w.auto_pad == AutoPad::kSameLower) {
-        out[2 + i] = in.value * s;
+        // input * stride, padding never negative (onnxruntime's ComputeTransposePadAndOutputShape).
+        out[2 + i] = std::min(in.value * s, s * (in.value - 1) + out_pad[i] + ek);
         continue;
       }
-      int64_t ek = (kernel[i].value - 1) * w.dilations[i] + 1;
       int64_t pads = w.auto_pad == AutoPad::kValid ? 0 : w.pads[i] + w.pads[i + n];
       int64_t o = s * (in.value - 1) + out_pad[i] + ek - pads;
       if (o < 0)

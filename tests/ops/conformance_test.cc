@@ -99,7 +99,7 @@ bool inputs_as_constants(onnx::ModelProto& m, const std::string& data_dir) {
 
 struct Report {
   int models = 0, not_registered = 0, unsupported = 0;
-  Tally libonnx, expected, declared;
+  Tally libonnx, libonnx_inner, expected, declared;
   std::map<std::string, int> tested_ops;
   std::map<std::string, int> other_ops;  // ops that kept a model out
   std::vector<std::string> unsupported_notes;
@@ -175,6 +175,19 @@ void check_model(const std::string& path, Report& r) {
         else
           r.libonnx.fail(test + " output " + std::to_string(j) + ": " + d);
       }
+      // Intermediate values of multi-node models (function expansions) too.
+      for (const auto& vi : lm.graph().value_info()) {
+        const ir::Value* v = declared->graph->find_value(vi.name());
+        if (v == nullptr || !vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape()) {
+          ++r.libonnx_inner.skipped;
+          continue;
+        }
+        std::string d = diff_with_libonnx(v, vi.type());
+        if (d.empty())
+          ++r.libonnx_inner.agree;
+        else
+          r.libonnx_inner.fail(test + " value " + vi.name() + ": " + d);
+      }
     }
   }
 
@@ -227,6 +240,7 @@ void summarize(const std::string& name, const Report& r) {
       name.c_str(), r.models, static_cast<int>(r.tested_ops.size()), r.not_registered,
       r.unsupported);
   print("vs libonnx 1.12 inference (opset <= 17):", r.libonnx);
+  print("  intermediate values vs libonnx 1.12:", r.libonnx_inner);
   print("vs expected outputs, inputs as constants:", r.expected);
   print("vs expected outputs, declared inputs (static only):", r.declared);
   for (const auto& n : r.unsupported_notes) std::printf("    unsupported: %s\n", n.c_str());
@@ -244,12 +258,14 @@ TEST(OpsConformance, NodeTests) {
   std::string others;
   for (const auto& [op, n] : r.other_ops) others += " " + op + "(" + std::to_string(n) + ")";
   std::printf("  unregistered ops (models left out):%s\n", others.c_str());
-  std::printf("  registered ai.onnx ops no node test covers (alone or with other registered ops):%s\n",
-              list.c_str());
+  std::printf(
+      "  registered ai.onnx ops no node test covers (alone or with other registered ops):%s\n",
+      list.c_str());
   EXPECT_GT(r.models, 900);
   EXPECT_GT(r.libonnx.agree, 400);
   EXPECT_GT(r.expected.agree, 1000);
   EXPECT_EQ(r.libonnx.disagree, 0);
+  EXPECT_EQ(r.libonnx_inner.disagree, 0);
   EXPECT_EQ(r.expected.disagree, 0);
   EXPECT_EQ(r.declared.disagree, 0);
 }
@@ -260,9 +276,43 @@ TEST(OpsConformance, ModelTests) {
     Report r = run_dir(shared + "/onnx-conformance/" + sub);
     summarize(std::string("onnx-conformance/") + sub, r);
     EXPECT_EQ(r.libonnx.disagree, 0) << sub;
+    EXPECT_EQ(r.libonnx_inner.disagree, 0) << sub;
     EXPECT_EQ(r.expected.disagree, 0) << sub;
     EXPECT_EQ(r.declared.disagree, 0) << sub;
   }
+}
+
+// Every value of the six shared models that libonnx gives a shape, ours agrees with.
+TEST(OpsConformance, SharedModelValuesAgreeWithLibonnx) {
+  XOPT_REQUIRE_SHARED(shared);
+  Tally t;
+  for (const auto& name : test::shared_model_names()) {
+    const std::string path = test::shared_model_path(name);
+    onnx::ModelProto m = test::read_proto_file(path);
+    test::strip_declared_shapes(m);
+    onnx::ModelProto lm = m;
+    ASSERT_TRUE(libonnx_infer(lm)) << name;
+    auto model = ir::model_from_proto(std::move(m), fs::path(path).parent_path().string());
+    ASSERT_TRUE(model.is_ok()) << model.status().message();
+    ir::InferOptions o;
+    o.strict = true;
+    ASSERT_TRUE(ir::infer_shapes(*model->graph, o).is_ok());
+    for (const auto& vi : lm.graph().value_info()) {
+      const ir::Value* v = model->graph->find_value(vi.name());
+      if (v == nullptr || !vi.type().tensor_type().has_shape()) {
+        ++t.skipped;
+        continue;
+      }
+      std::string d = diff_with_libonnx(v, vi.type());
+      if (d.empty())
+        ++t.agree;
+      else
+        t.fail(name + " value " + vi.name() + ": " + d);
+    }
+  }
+  print("shared models, every value vs libonnx 1.12:", t);
+  EXPECT_GT(t.agree, 1500);
+  EXPECT_EQ(t.disagree, 0);
 }
 
 }  // namespace

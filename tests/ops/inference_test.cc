@@ -347,6 +347,11 @@ TEST(OpsInference, ConvAndPoolWindows) {
           17, ct,
           "y = ConvTranspose <strides = [2,2], auto_pad = \"SAME_UPPER\", group = 2> (x, w)")),
       "[1,6,10,10]");
+  // SAME with a kernel narrower than the stride: no negative padding, so less than input * stride.
+  EXPECT_EQ(
+      infer_shape(model(17, "g (float[1,4,5,5] x, float[4,3,1,1] w) => (y)",
+                        "y = ConvTranspose <strides = [3,3], auto_pad = \"SAME_UPPER\"> (x, w)")),
+      "[1,3,13,13]");
   EXPECT_TRUE(contains(infer_shape(model(17, "g (float[1,3,5,5] x, float[4,3,3,3] w) => (y)",
                                          "y = ConvTranspose (x, w)")),
                        "X has 3 channels but W [4,3,3,3] expects 4"));
@@ -385,6 +390,17 @@ g (float[2,3] x) => (y) {
   ASSERT_TRUE(ir::infer_shapes(*m.graph).is_ok());
   EXPECT_EQ(shape(m, "y"), "[*]");
   EXPECT_EQ(ir::values_with_unknown_shape(*m.graph).size(), 2u);
+
+  // Element types xopt does not model are unsupported, not invalid: strict fails, otherwise
+  // unknown.
+  ir::Model f8 =
+      parse(model(19, "g (float[2,3] x) => (y, z)", "y = Cast <to = 17> (x)\nz = Relu (x)"));
+  s = infer(f8);
+  EXPECT_EQ(s.code(), ErrorCode::kUnsupported);
+  EXPECT_TRUE(contains(s.message(), "Cast to element type 17 is not supported")) << s.message();
+  ASSERT_TRUE(ir::infer_shapes(*f8.graph).is_ok());
+  EXPECT_EQ(shape(f8, "y"), "[*]");
+  EXPECT_EQ(shape(f8, "z"), "[2,3]");
 }
 
 // ---- com.microsoft fused ops ----
