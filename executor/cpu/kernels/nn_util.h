@@ -148,24 +148,40 @@ inline Status require_inputs(const KernelContext& ctx, std::initializer_list<siz
   return Status::ok();
 }
 
-// The activation of com.microsoft FusedConv / FusedGemm (onnxruntime's fused_activation.cc): Relu,
-// Tanh, Sigmoid, LeakyRelu (alpha), Clip (min, max), HardSigmoid (alpha, beta). activation_params
-// must carry exactly the parameters the activation takes, as onnxruntime requires.
+// The activation of com.microsoft FusedConv / FusedGemm. FusedConv (onnxruntime's MLAS activations)
+// takes Relu, Tanh, Sigmoid, LeakyRelu (alpha), Clip (min, max) and HardSigmoid (alpha, beta) with
+// parameters in activation_params, which must carry exactly the parameters the activation takes.
+// FusedGemm (onnxruntime's element-wise functors) takes Relu, Tanh, Sigmoid, LeakyRelu, Elu,
+// HardSigmoid, Selu, ThresholdedRelu, Softplus, Softsign, ScaledTanh and ParametricSoftplus with
+// parameters in activation_alpha / activation_beta / activation_gamma, required where used.
 struct Activation {
-  enum Kind { kIdentity, kRelu, kTanh, kSigmoid, kLeakyRelu, kClip, kHardSigmoid } kind = kIdentity;
-  double p0 = 0, p1 = 0;
+  enum Kind {
+    kIdentity, kRelu, kTanh, kSigmoid, kLeakyRelu, kClip, kHardSigmoid, kElu, kSelu,
+    kThresholdedRelu, kSoftplus, kSoftsign, kScaledTanh, kParametricSoftplus
+  } kind = kIdentity;
+  double alpha = 0, beta = 0, gamma = 0;  // Clip: alpha = min, beta = max
 
   template <typename C>
   C apply(C x) const {
+    const C a = static_cast<C>(alpha), b = static_cast<C>(beta), g = static_cast<C>(gamma);
     switch (kind) {
       case kIdentity: return x;
       case kRelu: return x > C(0) ? x : C(0);
       case kTanh: return std::tanh(x);
       case kSigmoid: return C(1) / (C(1) + std::exp(-x));
-      case kLeakyRelu: return x >= C(0) ? x : static_cast<C>(p0) * x;
-      case kClip: return std::min(std::max(x, static_cast<C>(p0)), static_cast<C>(p1));
-      case kHardSigmoid:
-        return std::max(C(0), std::min(C(1), static_cast<C>(p0) * x + static_cast<C>(p1)));
+      case kLeakyRelu: return x >= C(0) ? x : a * x;
+      case kClip: return std::min(std::max(x, a), b);
+      case kHardSigmoid: return std::max(C(0), std::min(C(1), a * x + b));
+      case kElu: return x >= C(0) ? x : a * (std::exp(x) - C(1));
+      case kSelu: return g * (x > C(0) ? x : a * (std::exp(x) - C(1)));
+      case kThresholdedRelu: return x > a ? x : C(0);
+      case kSoftplus: return x > C(0) ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
+      case kSoftsign: return x / (C(1) + std::abs(x));
+      case kScaledTanh: return a * std::tanh(b * x);
+      case kParametricSoftplus: {
+        const C t = b * x;
+        return a * (t > C(0) ? t + std::log1p(std::exp(-t)) : std::log1p(std::exp(t)));
+      }
     }
     return x;
   }
@@ -176,7 +192,8 @@ struct Activation {
   }
 };
 
-inline Result<Activation> read_activation(const KernelContext& ctx) {
+// FusedConv's activation / activation_params.
+inline Result<Activation> read_conv_activation(const KernelContext& ctx) {
   const ir::Node& node = ctx.node();
   Activation a;
   if (!node.has_attr("activation")) return a;
@@ -191,13 +208,54 @@ inline Result<Activation> read_activation(const KernelContext& ctx) {
   else if (name == "HardSigmoid") a.kind = Activation::kHardSigmoid, want = 2;
   else
     return ctx.unsupported("activation '" + name +
-                           "' (supported: Relu, Tanh, Sigmoid, LeakyRelu, Clip, HardSigmoid)");
-  if (want > 0 && params.size() != want)
+                           "' (FusedConv supports Relu, Tanh, Sigmoid, LeakyRelu, Clip, HardSigmoid)");
+  if (params.size() != want)
     return ctx.error("activation " + name + " needs " + std::to_string(want) +
                      " activation_params, got " + std::to_string(params.size()));
-  if (want > 0) a.p0 = params[0];
-  if (want > 1) a.p1 = params[1];
+  if (want > 0) a.alpha = params[0];
+  if (want > 1) a.beta = params[1];
   return a;
+}
+
+// FusedGemm's activation / activation_alpha / activation_beta / activation_gamma.
+inline Result<Activation> read_gemm_activation(const KernelContext& ctx) {
+  const ir::Node& node = ctx.node();
+  Activation a;
+  if (!node.has_attr("activation")) return a;
+  const std::string name = node.attr_string("activation", "");
+  struct Entry {
+    const char* name;
+    Activation::Kind kind;
+    bool alpha, beta, gamma;
+  };
+  static const Entry kTable[] = {
+      {"Relu", Activation::kRelu, false, false, false},
+      {"Tanh", Activation::kTanh, false, false, false},
+      {"Sigmoid", Activation::kSigmoid, false, false, false},
+      {"LeakyRelu", Activation::kLeakyRelu, true, false, false},
+      {"Elu", Activation::kElu, true, false, false},
+      {"HardSigmoid", Activation::kHardSigmoid, true, true, false},
+      {"Selu", Activation::kSelu, true, false, true},
+      {"ThresholdedRelu", Activation::kThresholdedRelu, true, false, false},
+      {"Softplus", Activation::kSoftplus, false, false, false},
+      {"Softsign", Activation::kSoftsign, false, false, false},
+      {"ScaledTanh", Activation::kScaledTanh, true, true, false},
+      {"ParametricSoftplus", Activation::kParametricSoftplus, true, true, false},
+  };
+  for (const Entry& e : kTable) {
+    if (name != e.name) continue;
+    a.kind = e.kind;
+    const std::pair<bool, const char*> need[] = {
+        {e.alpha, "activation_alpha"}, {e.beta, "activation_beta"}, {e.gamma, "activation_gamma"}};
+    for (const auto& [needed, attr] : need)
+      if (needed && !node.has_attr(attr))
+        return ctx.error("activation " + name + " needs attribute " + attr);
+    a.alpha = node.attr_float("activation_alpha", 0.0f);
+    a.beta = node.attr_float("activation_beta", 0.0f);
+    a.gamma = node.attr_float("activation_gamma", 0.0f);
+    return a;
+  }
+  return ctx.unsupported("activation '" + name + "' is not one FusedGemm supports");
 }
 
 }  // namespace xopt::exec::nn

@@ -1,0 +1,1 @@
+By0J6urgurgnj`2eppe||v
