@@ -1,54 +1,18 @@
 #include "planner/aliasing.h"
 
 #include <algorithm>
-#include <string_view>
-#include <unordered_set>
+
+#include "ir/op_registry.h"
 
 namespace xopt::planner {
-namespace {
-
-bool default_domain(const ir::Node& n) {
-  return n.domain().empty() || n.domain() == "ai.onnx";
-}
-
-// Dropout is the identity at inference: training_mode (opset 12+) absent or a constant false;
-// before opset 7 only with is_test set.
-bool inference_dropout(const ir::Node& n) {
-  if (n.opset() < 7) return n.attr_int("is_test", 0) != 0;
-  const ir::Value* mode = n.input(2);
-  if (mode == nullptr) return true;
-  const ir::Tensor* t = mode->is_constant() ? mode->initializer() : nullptr;
-  return t != nullptr && t->numel() == 1 && t->as_int64(0) == 0;
-}
-
-}  // namespace
 
 const ir::Value* view_op_source(const ir::Node& n, size_t out) {
-  if (!default_domain(n) || out != 0) return nullptr;
-  static const std::unordered_set<std::string_view> kViews = {"Reshape", "Flatten", "Squeeze",
-                                                              "Unsqueeze", "Identity"};
-  if (kViews.count(n.op_type()) || (n.op_type() == "Dropout" && inference_dropout(n)))
-    return n.input(0);
-  return nullptr;
+  return out == 0 && ir::is_view_node(n) ? n.input(0) : nullptr;
 }
 
 bool is_elementwise(const ir::Node& n) {
-  static const std::unordered_set<std::string_view> kOnnx = {
-      // unary
-      "Abs", "Acos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "BitwiseNot", "Cast", "Ceil",
-      "Celu", "Clip", "Cos", "Cosh", "Elu", "Erf", "Exp", "Floor", "Gelu", "HardSigmoid",
-      "HardSwish", "LeakyRelu", "Log", "Mish", "Neg", "Not", "Reciprocal", "Relu", "Round", "Selu",
-      "Shrink", "Sigmoid", "Sign", "Sin", "Sinh", "Softplus", "Softsign", "Sqrt", "Tan", "Tanh",
-      "ThresholdedRelu", "PRelu",
-      // binary and variadic, broadcasting
-      "Add", "Sub", "Mul", "Div", "Pow", "Mod", "Max", "Min", "Sum", "Mean", "And", "Or", "Xor",
-      "BitShift", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "Equal", "Greater", "GreaterOrEqual",
-      "Less", "LessOrEqual", "Where"};
-  static const std::unordered_set<std::string_view> kMicrosoft = {"Gelu", "FastGelu", "BiasGelu",
-                                                                  "QuickGelu", "BiasAdd"};
-  if (default_domain(n)) return kOnnx.count(n.op_type()) != 0;
-  if (n.domain() == "com.microsoft") return kMicrosoft.count(n.op_type()) != 0;
-  return false;
+  const ir::OpInfo* op = ir::find_op(n);
+  return op != nullptr && op->elementwise;
 }
 
 const ir::Value* planned_view_source(const ir::Node& n, size_t out, bool io_in_arena) {
