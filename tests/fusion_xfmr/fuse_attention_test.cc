@@ -1,0 +1,264 @@
+// fuse-attention: scaled dot-product attention with its head split/merge and projections becomes
+// com.microsoft.MultiHeadAttention.
+#include <cstdio>
+#include <map>
+#include <string>
+
+#include "tests/fusion_xfmr/xfmr_test_util.h"
+
+namespace xopt {
+namespace {
+
+// "{v0, v1, ...}": n deterministic values in [-1, 1].
+std::string values(int n, int seed) {
+  std::string s = "{";
+  uint32_t state = 2654435761u * static_cast<uint32_t>(seed + 1);
+  for (int i = 0; i < n; ++i) {
+    state = state * 1664525u + 1013904223u;
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%s%.3f", i ? ", " : "", (state >> 8) / 8388608.0 - 1.0);
+    s += buf;
+  }
+  return s + "}";
+}
+
+// Replaces each $NAME in `text`.
+std::string fill(std::string text, const std::map<std::string, std::string>& subs) {
+  for (const auto& [key, value] : subs) {
+    for (size_t pos; (pos = text.find("$" + key)) != std::string::npos;)
+      text.replace(pos, key.size() + 1, value);
+  }
+  return text;
+}
+
+// BERT as Hugging Face exports it: separate Q/K/V projections with bias, [B,S,D] -> [B,S,H,E] ->
+// [B,H,S,E] (K to [B,H,E,T]), scores / sqrt(E) + a padding mask [B,1,1,T], Softmax, merge back.
+// B=2, S=4, D=8, H=2, E=4.
+std::string hf_bert(const std::string& mask_type, const std::string& softmax_axis = "-1") {
+  return fill(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[2,4,8] x, float[$MASK] mask) => (float[2,4,8] y)
+       <float[8,8] wq = $WQ, float[8] bq = $BQ, float[8,8] wk = $WK, float[8] bk = $BK,
+        float[8,8] wv = $WV, float[8] bv = $BV, int64[4] split = {2, 4, 2, 4},
+        int64[3] merge = {2, 4, 8}, float sqrt_e = {2.0}> {
+      qm = MatMul(x, wq)
+      q = Add(qm, bq)
+      qr = Reshape(q, split)
+      qt = Transpose <perm = [0, 2, 1, 3]> (qr)
+      km = MatMul(x, wk)
+      k = Add(bk, km)
+      kr = Reshape(k, split)
+      kt = Transpose <perm = [0, 2, 3, 1]> (kr)
+      vm = MatMul(x, wv)
+      v = Add(vm, bv)
+      vr = Reshape(v, split)
+      vt = Transpose <perm = [0, 2, 1, 3]> (vr)
+      sc = MatMul(qt, kt)
+      scd = Div(sc, sqrt_e)
+      scm = Add(scd, mask)
+      p = Softmax <axis = $AXIS> (scm)
+      o = MatMul(p, vt)
+      ot = Transpose <perm = [0, 2, 1, 3]> (o)
+      y = Reshape(ot, merge)
+    })",
+              {{"MASK", mask_type},
+               {"AXIS", softmax_axis},
+               {"WQ", values(64, 1)},
+               {"BQ", values(8, 2)},
+               {"WK", values(64, 3)},
+               {"BK", values(8, 4)},
+               {"WV", values(64, 5)},
+               {"BV", values(8, 6)}});
+}
+
+TEST(FuseAttention, HuggingFaceBertWithPaddingMask) {
+  const std::string before = hf_bert("2,1,1,4");
+  std::string bias = values(8, 2);
+  bias = bias.substr(0, bias.size() - 1) + ", " + values(8, 4).substr(1);
+  bias = bias.substr(0, bias.size() - 1) + ", " + values(8, 6).substr(1);
+  EXPECT_PASS_REWRITES(
+      "fuse-attention", before,
+      fill(R"(
+    <ir_version: 8, opset_import: ["" : 17, "com.microsoft" : 1]>
+    g (float[2,4,8] x, float[2,1,1,4] mask) => (float[2,4,8] y)
+       <float[8,8] wq = $WQ, float[8,8] wk = $WK, float[8,8] wv = $WV,
+        float[24] mha_qkv_bias = $BIAS, int64[4] mha_attention_bias_dims = {2, 1, 4, 4}> {
+      mha_q = MatMul(x, wq)
+      mha_k = MatMul(x, wk)
+      mha_v = MatMul(x, wv)
+      mha_attention_bias = Expand(mask, mha_attention_bias_dims)
+      y = com.microsoft.MultiHeadAttention <num_heads = 2, scale = 0.5>
+          (mha_q, mha_k, mha_v, mha_qkv_bias, , mha_attention_bias)
+    })",
+           {{"WQ", values(64, 1)}, {"WK", values(64, 3)}, {"WV", values(64, 5)}, {"BIAS", bias}}));
+  test::expect_numerically_equal("fuse-attention", before);
+}
+
+// torch.nn.MultiheadAttention as exported (sequence-major, after folding): one packed in_proj
+// MatMul + Slice into Q/K/V, [S,B,D] -> [S,B*H,E] -> [B*H,S,E], Q scaled before the product, a
+// constant causal mask [1,S,S], the merge [B*H,S,E] -> [S,B*H,E] -> [S*B,D] and the out_proj Gemm.
+// B=2, S=4, D=8, H=2, E=4.
+std::string torch_mha(const std::string& mask_dims, const std::string& mask) {
+  return fill(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[2,4,8] x) => (float[8,8] y)
+       <float[8,24] w_in = $WIN, float[24] b_in = $BIN, float[8,8] wo = $WO, float[8] bo = $BO,
+        int64[1] s0 = {0}, int64[1] s8 = {8}, int64[1] s16 = {16}, int64[1] s24 = {24},
+        int64[1] last = {-1}, int64[3] heads = {4, 4, 4}, int64[2] merged = {8, 8},
+        float scale = {2.0}, float[$MASKDIMS] mask = $MASK> {
+      xt = Transpose <perm = [1, 0, 2]> (x)
+      mm = MatMul(xt, w_in)
+      a = Add(b_in, mm)
+      qs = Slice(a, s0, s8, last)
+      ks = Slice(a, s8, s16, last)
+      vs = Slice(a, s16, s24, last)
+      qr = Reshape(qs, heads)
+      qt = Transpose <perm = [1, 0, 2]> (qr)
+      kr = Reshape(ks, heads)
+      vr = Reshape(vs, heads)
+      vt = Transpose <perm = [1, 0, 2]> (vr)
+      qd = Div(qt, scale)
+      kt = Transpose <perm = [1, 2, 0]> (kr)
+      sc = MatMul(qd, kt)
+      sm = Add(sc, mask)
+      p = Softmax <axis = -1> (sm)
+      o = MatMul(p, vt)
+      ot = Transpose <perm = [1, 0, 2]> (o)
+      r = Reshape(ot, merged)
+      y = Gemm <transB = 1> (r, wo, bo)
+    })",
+              {{"WIN", values(192, 11)},
+               {"BIN", values(24, 12)},
+               {"WO", values(64, 13)},
+               {"BO", values(8, 14)},
+               {"MASKDIMS", mask_dims},
+               {"MASK", mask}});
+}
+
+constexpr const char* kCausal4 =
+    "{0, -1e9, -1e9, -1e9, 0, 0, -1e9, -1e9, 0, 0, 0, -1e9, 0, 0, 0, 0}";
+
+TEST(FuseAttention, TorchPackedSequenceMajorCausal) {
+  const std::string before = torch_mha("1,4,4", kCausal4);
+  auto r = test::run_pipeline("fuse-attention", before);
+  ASSERT_TRUE(r.status.is_ok()) << r.status.message();
+  EXPECT_TRUE(r.changed);
+  // The weights are the packed columns of w_in; check their names and the node structure.
+  const std::string want = test::canonical_text(fill(R"(
+    <ir_version: 8, opset_import: ["" : 17, "com.microsoft" : 1]>
+    g (float[2,4,8] x) => (float[8,8] y)
+       <float[8,8] wo = $WO, float[8] bo = $BO, float[8,8] w_in_q = $W8, float[8,8] w_in_k = $W8,
+        float[8,8] w_in_v = $W8, float[24] mha_qkv_bias = $BIN,
+        int64[2] mha_out_shape = {8, 8}> {
+      mha_q = MatMul(x, w_in_q)
+      mha_k = MatMul(x, w_in_k)
+      mha_v = MatMul(x, w_in_v)
+      mha = com.microsoft.MultiHeadAttention <num_heads = 2, scale = 0.5, unidirectional = 1>
+          (mha_q, mha_k, mha_v, mha_qkv_bias)
+      mha_sbd = Transpose <perm = [1, 0, 2]> (mha)
+      r = Reshape(mha_sbd, mha_out_shape)
+      y = Gemm <transB = 1> (r, wo, bo)
+    })",
+                                                     {{"WO", values(64, 13)},
+                                                      {"BO", values(8, 14)},
+                                                      {"W8", values(64, 0)},
+                                                      {"BIN", values(24, 12)}}));
+  EXPECT_EQ(r.text, want);
+  test::expect_numerically_equal("fuse-attention", before);
+}
+
+// A general constant mask (not causal) becomes a constant attention_bias [1,1,S,T].
+TEST(FuseAttention, ConstantMaskBecomesAttentionBias) {
+  const std::string mask = "{0, -1e9, 0, -1e9, 0, 0, 0, -1e9, -1e9, 0, 0, 0, 0, 0, 0, -1e9}";
+  const std::string before = torch_mha("4,4", mask);
+  auto r = test::run_pipeline("fuse-attention", before);
+  ASSERT_TRUE(r.status.is_ok()) << r.status.message();
+  EXPECT_TRUE(r.changed);
+  EXPECT_NE(r.text.find("float[1,1,4,4] mha_attention_bias"), std::string::npos) << r.text;
+  EXPECT_EQ(r.text.find("unidirectional"), std::string::npos) << r.text;
+  test::expect_numerically_equal("fuse-attention", before);
+}
+
+// Where(causal, scores, -inf-ish) is the same causal mask.
+TEST(FuseAttention, WhereCausalMask) {
+  const std::string before = fill(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[1,4,8] q, float[1,4,8] k, float[1,4,8] v) => (float[1,4,8] y)
+       <int64[4] split = {1, 4, 2, 4}, int64[3] merge = {1, 4, 8}, float half = {0.5},
+        bool[4,4] keep = {1, 0, 0, 0, 1, 1, 0, 0, 1, 1, 1, 0, 1, 1, 1, 1}, float fill = {-1e30}> {
+      qr = Reshape(q, split)
+      qt = Transpose <perm = [0, 2, 1, 3]> (qr)
+      kr = Reshape(k, split)
+      kt = Transpose <perm = [0, 2, 3, 1]> (kr)
+      vr = Reshape(v, split)
+      vt = Transpose <perm = [0, 2, 1, 3]> (vr)
+      sc = MatMul(qt, kt)
+      scs = Mul(sc, half)
+      scm = Where(keep, scs, fill)
+      p = Softmax(scm)
+      o = MatMul(p, vt)
+      ot = Transpose <perm = [0, 2, 1, 3]> (o)
+      y = Reshape(ot, merge)
+    })",
+                                  {});
+  EXPECT_PASS_REWRITES("fuse-attention", before, R"(
+    <ir_version: 8, opset_import: ["" : 17, "com.microsoft" : 1]>
+    g (float[1,4,8] q, float[1,4,8] k, float[1,4,8] v) => (float[1,4,8] y) {
+      y = com.microsoft.MultiHeadAttention <num_heads = 2, scale = 0.5, unidirectional = 1> (q, k, v)
+    })");
+  test::expect_numerically_equal("fuse-attention", before);
+}
+
+// A mask [B,1,S,1] broadcasts along the keys: no attention_bias shape takes it.
+TEST(FuseAttention, MaskOfAnotherShapeDoesNotApply) {
+  EXPECT_PASS_DOES_NOT_APPLY("fuse-attention", hf_bert("2,1,4,1"));
+}
+
+// Softmax over the query axis is not attention.
+TEST(FuseAttention, SoftmaxOverWrongAxisDoesNotApply) {
+  EXPECT_PASS_DOES_NOT_APPLY("fuse-attention", hf_bert("2,1,1,4", "-2"));
+}
+
+// K split into heads the other way round ([B,T,E,H]: head index minor) does not pair with Q's
+// heads: not multi-head attention.
+TEST(FuseAttention, MismatchedHeadSplitDoesNotApply) {
+  EXPECT_PASS_DOES_NOT_APPLY("fuse-attention", R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[1,4,8] q, float[1,4,8] k, float[1,4,8] v) => (float[1,4,8] y)
+       <int64[4] split = {1, 4, 2, 4}, int64[4] ksplit = {1, 4, 4, 2}, int64[3] merge = {1, 4, 8}> {
+      qr = Reshape(q, split)
+      qt = Transpose <perm = [0, 2, 1, 3]> (qr)
+      kr = Reshape(k, ksplit)
+      kt = Transpose <perm = [0, 3, 2, 1]> (kr)
+      vr = Reshape(v, split)
+      vt = Transpose <perm = [0, 2, 1, 3]> (vr)
+      sc = MatMul(qt, kt)
+      p = Softmax(sc)
+      o = MatMul(p, vt)
+      ot = Transpose <perm = [0, 2, 1, 3]> (o)
+      y = Reshape(ot, merge)
+    })");
+}
+
+// The probabilities are a graph output too: the block cannot disappear.
+TEST(FuseAttention, ProbabilitiesReadElsewhereDoesNotApply) {
+  EXPECT_PASS_DOES_NOT_APPLY("fuse-attention", R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[1,4,8] q, float[1,4,8] k, float[1,4,8] v) => (float[1,4,8] y, float[1,2,4,4] p)
+       <int64[4] split = {1, 4, 2, 4}, int64[3] merge = {1, 4, 8}> {
+      qr = Reshape(q, split)
+      qt = Transpose <perm = [0, 2, 1, 3]> (qr)
+      kr = Reshape(k, split)
+      kt = Transpose <perm = [0, 2, 3, 1]> (kr)
+      vr = Reshape(v, split)
+      vt = Transpose <perm = [0, 2, 1, 3]> (vr)
+      sc = MatMul(qt, kt)
+      p = Softmax(sc)
+      o = MatMul(p, vt)
+      ot = Transpose <perm = [0, 2, 1, 3]> (o)
+      y = Reshape(ot, merge)
+    })");
+}
+
+}  // namespace
+}  // namespace xopt

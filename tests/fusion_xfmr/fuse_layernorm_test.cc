@@ -1,0 +1,188 @@
+// fuse-layernorm: the decomposed mean/variance chain becomes LayerNormalization.
+#include "tests/fusion_xfmr/xfmr_test_util.h"
+
+namespace xopt {
+namespace {
+
+// The chain torch and TF exporters write: ReduceMean, Sub, Pow 2, ReduceMean, Add eps, Sqrt, Div,
+// Mul gamma, Add beta.
+constexpr const char* kDecomposed = R"(
+  <ir_version: 8, opset_import: ["" : 17]>
+  g (float[2,3,8] x) => (float[2,3,8] y)
+     <float two = {2.0}, float eps = {1e-5},
+      float[8] gamma = {0.5, 1.5, -1, 2, 0.25, 1, -0.5, 3},
+      float[8] beta = {0.1, -0.2, 0.3, 0, 1, -1, 0.5, 2}> {
+    mean = ReduceMean <axes = [-1]> (x)
+    d = Sub(x, mean)
+    p = Pow(d, two)
+    var = ReduceMean <axes = [-1]> (p)
+    ve = Add(var, eps)
+    sd = Sqrt(ve)
+    n = Div(d, sd)
+    s = Mul(gamma, n)
+    y = Add(s, beta)
+  })";
+
+TEST(FuseLayerNorm, DecomposedChain) {
+  EXPECT_PASS_REWRITES("fuse-layernorm", kDecomposed, R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[2,3,8] x) => (float[2,3,8] y)
+       <float[8] gamma = {0.5, 1.5, -1, 2, 0.25, 1, -0.5, 3},
+        float[8] beta = {0.1, -0.2, 0.3, 0, 1, -1, 0.5, 2}> {
+      y = LayerNormalization <axis = -1, epsilon = 1e-5> (x, gamma, beta)
+    })");
+  test::expect_numerically_equal("fuse-layernorm", kDecomposed);
+}
+
+// Mul(d, d) for the square, Reciprocal + Mul for the division, the centered value computed twice,
+// no gamma or beta: LayerNormalization gets a ones scale.
+constexpr const char* kVariant = R"(
+  <ir_version: 8, opset_import: ["" : 17]>
+  g (float[4,6] x) => (float[4,6] y) <float eps = {1e-6}> {
+    mean = ReduceMean <axes = [1]> (x)
+    d1 = Sub(x, mean)
+    d2 = Sub(x, mean)
+    p = Mul(d1, d1)
+    var = ReduceMean <axes = [1]> (p)
+    ve = Add(eps, var)
+    sd = Sqrt(ve)
+    r = Reciprocal(sd)
+    y = Mul(d2, r)
+  })";
+
+TEST(FuseLayerNorm, SquareAsMulReciprocalNoAffine) {
+  EXPECT_PASS_REWRITES("fuse-layernorm", kVariant, R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[4,6] x) => (float[4,6] y) <float[6] y_scale = {1, 1, 1, 1, 1, 1}> {
+      y = LayerNormalization <axis = -1, epsilon = 1e-6> (x, y_scale)
+    })");
+  test::expect_numerically_equal("fuse-layernorm", kVariant);
+}
+
+// Opset 18 takes the axes as an input; two trailing axes normalize together (axis = -2), and a
+// rank-3 gamma [1,3,4] is reshaped to the normalized dims [3,4].
+constexpr const char* kTwoAxes = R"(
+  <ir_version: 8, opset_import: ["" : 18]>
+  g (float[2,3,4] x) => (float[2,3,4] y)
+     <int64[2] axes = {-2, -1}, float two = {2.0}, float eps = {1e-5},
+      float[1,3,4] gamma = {1, 2, 3, 4, 5, 6, -1, -2, -3, -4, -5, -6}> {
+    mean = ReduceMean(x, axes)
+    d = Sub(x, mean)
+    p = Pow(d, two)
+    var = ReduceMean(p, axes)
+    ve = Add(var, eps)
+    sd = Sqrt(ve)
+    n = Div(d, sd)
+    y = Mul(n, gamma)
+  })";
+
+TEST(FuseLayerNorm, TrailingAxesAsInputsOpset18) {
+  EXPECT_PASS_REWRITES("fuse-layernorm", kTwoAxes, R"(
+    <ir_version: 8, opset_import: ["" : 18]>
+    g (float[2,3,4] x) => (float[2,3,4] y)
+       <float[3,4] gamma_ln = {1, 2, 3, 4, 5, 6, -1, -2, -3, -4, -5, -6}> {
+      y = LayerNormalization <axis = -2, epsilon = 1e-5> (x, gamma_ln)
+    })");
+  test::expect_numerically_equal("fuse-layernorm", kTwoAxes);
+}
+
+// Pow(v + eps, -0.5) multiplied in (the rsqrt form).
+TEST(FuseLayerNorm, RsqrtAsPow) {
+  constexpr const char* kRsqrt = R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[3,5] x) => (float[3,5] y) <float two = {2.0}, float eps = {1e-5}, float mhalf = {-0.5},
+                                        float[5] beta = {1, 2, 3, 4, 5}> {
+      mean = ReduceMean <axes = [-1]> (x)
+      d = Sub(x, mean)
+      p = Pow(d, two)
+      var = ReduceMean <axes = [-1]> (p)
+      ve = Add(var, eps)
+      rs = Pow(ve, mhalf)
+      n = Mul(rs, d)
+      y = Add(beta, n)
+    })";
+  EXPECT_PASS_REWRITES("fuse-layernorm", kRsqrt, R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[3,5] x) => (float[3,5] y) <float[5] beta = {1, 2, 3, 4, 5}, float[5] y_scale = {1, 1, 1, 1, 1}> {
+      y = LayerNormalization <axis = -1, epsilon = 1e-5> (x, y_scale, beta)
+    })");
+  test::expect_numerically_equal("fuse-layernorm", kRsqrt);
+}
+
+// Normalizing over axis 1 of [2,3,8] is not a LayerNormalization (it needs trailing axes).
+TEST(FuseLayerNorm, WrongAxisDoesNotApply) {
+  EXPECT_PASS_DOES_NOT_APPLY("fuse-layernorm", R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[2,3,8] x) => (float[2,3,8] y) <float two = {2.0}, float eps = {1e-5}> {
+      mean = ReduceMean <axes = [1]> (x)
+      d = Sub(x, mean)
+      p = Pow(d, two)
+      var = ReduceMean <axes = [1]> (p)
+      ve = Add(var, eps)
+      sd = Sqrt(ve)
+      y = Div(d, sd)
+    })");
+}
+
+// Mean over the last axis but variance over the last two: not one normalization.
+TEST(FuseLayerNorm, MismatchedAxesDoNotApply) {
+  EXPECT_PASS_DOES_NOT_APPLY("fuse-layernorm", R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[2,3,8] x) => (float[2,3,8] y) <float two = {2.0}, float eps = {1e-5}> {
+      mean = ReduceMean <axes = [-1]> (x)
+      d = Sub(x, mean)
+      p = Pow(d, two)
+      var = ReduceMean <axes = [-2, -1]> (p)
+      ve = Add(var, eps)
+      sd = Sqrt(ve)
+      y = Div(d, sd)
+    })");
+}
+
+// Before opset 17 there is no LayerNormalization to fuse into.
+TEST(FuseLayerNorm, OldOpsetDoesNotApply) {
+  EXPECT_PASS_DOES_NOT_APPLY("fuse-layernorm", R"(
+    <ir_version: 8, opset_import: ["" : 16]>
+    g (float[2,8] x) => (float[2,8] y) <float two = {2.0}, float eps = {1e-5}> {
+      mean = ReduceMean <axes = [-1]> (x)
+      d = Sub(x, mean)
+      p = Pow(d, two)
+      var = ReduceMean <axes = [-1]> (p)
+      ve = Add(var, eps)
+      sd = Sqrt(ve)
+      y = Div(d, sd)
+    })");
+}
+
+// The variance is also a graph output: the chain must stay.
+TEST(FuseLayerNorm, IntermediateReadElsewhereDoesNotApply) {
+  EXPECT_PASS_DOES_NOT_APPLY("fuse-layernorm", R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[2,8] x) => (float[2,8] y, float[2,1] var) <float two = {2.0}, float eps = {1e-5}> {
+      mean = ReduceMean <axes = [-1]> (x)
+      d = Sub(x, mean)
+      p = Pow(d, two)
+      var = ReduceMean <axes = [-1]> (p)
+      ve = Add(var, eps)
+      sd = Sqrt(ve)
+      y = Div(d, sd)
+    })");
+}
+
+// Pow with exponent 3 is no variance.
+TEST(FuseLayerNorm, NotASquareDoesNotApply) {
+  EXPECT_PASS_DOES_NOT_APPLY("fuse-layernorm", R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[2,8] x) => (float[2,8] y) <float three = {3.0}, float eps = {1e-5}> {
+      mean = ReduceMean <axes = [-1]> (x)
+      d = Sub(x, mean)
+      p = Pow(d, three)
+      var = ReduceMean <axes = [-1]> (p)
+      ve = Add(var, eps)
+      sd = Sqrt(ve)
+      y = Div(d, sd)
+    })");
+}
+
+}  // namespace
+}  // namespace xopt

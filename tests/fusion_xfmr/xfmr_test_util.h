@@ -1,0 +1,88 @@
+// Helpers for the transformer fusion tests: random inputs, and "the CPU executor gives the same
+// outputs before and after the pass".
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "executor/cpu/conformance.h"
+#include "executor/cpu/session.h"
+#include "tests/passes/pass_test_util.h"
+
+namespace xopt::test {
+
+// Random values for every runtime input of `m` (static shapes): floats uniform in [-2, 2], integers
+// in [0, 4), bools true or false.
+inline std::map<std::string, ir::Tensor> random_inputs(const ir::Model& m, uint32_t seed = 7) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> uf(-2.0f, 2.0f);
+  std::map<std::string, ir::Tensor> out;
+  for (const ir::Value* v : m.graph->runtime_inputs()) {
+    ir::Tensor t(v->dtype(), v->shape().static_dims());
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      switch (v->dtype()) {
+        case ir::DType::kFloat:
+          t.mutable_data<float>()[i] = uf(rng);
+          break;
+        case ir::DType::kInt64:
+          t.mutable_data<int64_t>()[i] = static_cast<int64_t>(rng() % 4);
+          break;
+        case ir::DType::kInt32:
+          t.mutable_data<int32_t>()[i] = static_cast<int32_t>(rng() % 4);
+          break;
+        case ir::DType::kBool:
+          t.mutable_data<bool>()[i] = (rng() & 1) != 0;
+          break;
+        default:
+          ADD_FAILURE() << "random_inputs: unhandled dtype for " << v->name();
+      }
+    }
+    out.emplace(v->name(), std::move(t));
+  }
+  return out;
+}
+
+// Max |a - b| / max(|b|, 1e-3) over two float tensors of one shape (for printing).
+inline double max_rel_diff(const ir::Tensor& a, const ir::Tensor& b) {
+  double worst = 0;
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    double x = a.data<float>()[i], y = b.data<float>()[i];
+    worst = std::max(worst, std::fabs(x - y) / std::max(std::fabs(y), 1e-3));
+  }
+  return worst;
+}
+
+// Runs `pipeline` on the model in `text` (which it must change), then checks that the CPU executor
+// gives the same outputs for the model before and after, within rtol 1e-4 (atol 1e-5).
+inline void expect_numerically_equal(std::string_view pipeline, std::string_view text,
+                                     uint32_t seed = 7) {
+  ir::Model before = parse_or_die(text);
+  ir::Model after = parse_or_die(text);
+  passes::PassManagerOptions options;
+  options.verify_each = true;
+  passes::PassManager pm(options);
+  ASSERT_TRUE(pm.add_pipeline(pipeline).is_ok());
+  passes::PassContext ctx;
+  passes::PipelineStats stats;
+  Status s = pm.run(after, ctx, &stats);
+  ASSERT_TRUE(s.is_ok()) << s.message();
+  EXPECT_TRUE(stats.changed) << pipeline << " did not change the model";
+  auto inputs = random_inputs(before, seed);
+  auto want = exec::run_model(before, inputs);
+  ASSERT_TRUE(want.is_ok()) << want.status().message();
+  auto got = exec::run_model(after, inputs);
+  ASSERT_TRUE(got.is_ok()) << got.status().message() << "\n" << ir::print_graph_text(after);
+  ASSERT_EQ(got->size(), want->size());
+  for (size_t i = 0; i < got->size(); ++i) {
+    std::string why;
+    EXPECT_TRUE(exec::conformance::outputs_match((*got)[i], (*want)[i], 1e-4, 1e-5, &why))
+        << "output " << i << ": " << why;
+  }
+}
+
+}  // namespace xopt::test
