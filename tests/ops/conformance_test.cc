@@ -103,6 +103,7 @@ struct Report {
   std::map<std::string, int> tested_ops;
   std::map<std::string, int> other_ops;  // ops that kept a model out
   std::vector<std::string> unsupported_notes;
+  std::vector<std::string> libonnx_wrong;  // libonnx disagrees, the expected output agrees with us
 };
 
 void check_model(const std::string& path, Report& r) {
@@ -170,10 +171,18 @@ void check_model(const std::string& path, Report& r) {
           continue;
         }
         std::string d = diff_with_libonnx(outs[j], t);
-        if (d.empty())
+        const bool ours_right =
+            has_expected[j] && outs[j]->shape() == ir::Shape::of({expected[j].dims().begin(),
+                                                                  expected[j].dims().end()});
+        if (d.empty()) {
           ++r.libonnx.agree;
-        else
+        } else if (ours_right) {
+          // libonnx 1.12 predates ONNX's fix for ceil_mode windows that start in the padding.
+          ++r.libonnx.skipped;
+          if (r.libonnx_wrong.size() < 10) r.libonnx_wrong.push_back(test + ": " + d);
+        } else {
           r.libonnx.fail(test + " output " + std::to_string(j) + ": " + d);
+        }
       }
       // Intermediate values of multi-node models (function expansions) too.
       for (const auto& vi : lm.graph().value_info()) {
@@ -243,6 +252,8 @@ void summarize(const std::string& name, const Report& r) {
   print("  intermediate values vs libonnx 1.12:", r.libonnx_inner);
   print("vs expected outputs, inputs as constants:", r.expected);
   print("vs expected outputs, declared inputs (static only):", r.declared);
+  for (const auto& n : r.libonnx_wrong)
+    std::printf("    libonnx contradicted by the expected output: %s\n", n.c_str());
   for (const auto& n : r.unsupported_notes) std::printf("    unsupported: %s\n", n.c_str());
 }
 
@@ -279,6 +290,27 @@ TEST(OpsConformance, ModelTests) {
     EXPECT_EQ(r.libonnx_inner.disagree, 0) << sub;
     EXPECT_EQ(r.expected.disagree, 0) << sub;
     EXPECT_EQ(r.declared.disagree, 0) << sub;
+  }
+}
+
+// Extra folders of node-test layout (e.g. node tests converted to older opsets with
+// onnx.version_converter during an investigation), named by XOPT_OPS_EXTRA_DIRS (':'-separated).
+TEST(OpsConformance, ExtraDirsFromEnvironment) {
+  const char* env = std::getenv("XOPT_OPS_EXTRA_DIRS");
+  if (env == nullptr) GTEST_SKIP() << "XOPT_OPS_EXTRA_DIRS not set";
+  std::string dirs = env;
+  for (size_t at = 0; at <= dirs.size();) {
+    size_t end = dirs.find(':', at);
+    if (end == std::string::npos) end = dirs.size();
+    const std::string dir = dirs.substr(at, end - at);
+    at = end + 1;
+    if (dir.empty()) continue;
+    Report r = run_dir(dir);
+    summarize(dir, r);
+    EXPECT_EQ(r.libonnx.disagree, 0) << dir;
+    EXPECT_EQ(r.libonnx_inner.disagree, 0) << dir;
+    EXPECT_EQ(r.expected.disagree, 0) << dir;
+    EXPECT_EQ(r.declared.disagree, 0) << dir;
   }
 }
 
