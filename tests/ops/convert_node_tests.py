@@ -7,7 +7,7 @@
 #     build/tests/ops/xopt_ops_tests --gtest_filter=OpsConformance.ExtraDirsFromEnvironment
 import onnx, os, sys, glob
 from onnx import version_converter
-src = '/work/shared/onnx-conformance/node'
+src = os.path.join(os.path.dirname(os.path.abspath(__file__)), '../../../shared/onnx-conformance/node')
 out = '/tmp/opsconv'
 targets = [int(x) for x in sys.argv[1:]] or [7, 9, 10, 11, 12, 13]
 ok = {t: 0 for t in targets}
