@@ -15,6 +15,26 @@ bool is_elementwise(const ir::Node& n) {
   return op != nullptr && op->elementwise;
 }
 
+bool is_inference_batch_norm(const ir::Node& n) {
+  if (!n.is("BatchNormalization")) return false;
+  size_t outputs = 0;
+  for (const ir::Value* v : n.outputs()) outputs += v != nullptr;
+  if (outputs != 1) return false;  // the running statistics are only written in training
+  if (n.opset() >= 14) return n.attr_int("training_mode", 0) == 0;
+  if (n.opset() <= 6) return n.attr_int("is_test", 0) != 0 || n.num_outputs() == 1;
+  return true;
+}
+
+std::vector<size_t> in_place_inputs(const ir::Node& n) {
+  std::vector<size_t> inputs;
+  if (is_elementwise(n)) {
+    for (size_t i = 0; i < n.num_inputs(); ++i) inputs.push_back(i);
+  } else if (is_inference_batch_norm(n)) {
+    inputs.push_back(0);  // X; scale, B, mean and var are per channel
+  }
+  return inputs;
+}
+
 const ir::Value* planned_view_source(const ir::Node& n, size_t out, bool io_in_arena) {
   const ir::Value* src = view_op_source(n, out);
   const ir::Value* dst = n.output(out);
@@ -62,10 +82,11 @@ std::vector<Alias> apply_aliasing(const std::vector<const ir::Node*>& order, Lif
           continue;
         }
       }
-      if (!options.in_place || k != 0 || !is_elementwise(node)) continue;
+      if (!options.in_place || k != 0) continue;
       const Lifetime& o = lt.values[static_cast<size_t>(out)];
       const size_t elem = ir::dtype_size(o.value->dtype());
-      for (const ir::Value* x : node.inputs()) {
+      for (size_t candidate : in_place_inputs(node)) {
+        const ir::Value* x = node.input(candidate);
         const int in = x != nullptr ? index_of(x) : -1;
         if (in < 0) continue;
         const int root = alias[static_cast<size_t>(in)].root;

@@ -35,6 +35,10 @@ struct Alias {
 const ir::Value* view_op_source(const ir::Node& n, size_t out);
 // Same-shape elementwise ops whose kernels may write their output over an input of the same size.
 bool is_elementwise(const ir::Node& n);
+// BatchNormalization with only output 0 (inference: y = scale * (x - mean) / sqrt(var + eps) + B).
+bool is_inference_batch_norm(const ir::Node& n);
+// The inputs whose bytes the output of `n` may overwrite, in order of preference.
+std::vector<size_t> in_place_inputs(const ir::Node& n);
 
 // The input that output `out` of `n` is planned as a view of: a view op whose input and output both
 // live in the arena with the same static size. Order-independent (the memory-aware ordering uses

@@ -8,7 +8,9 @@
 #include <vector>
 
 #include "common/status.h"
+#include "ir/graph.h"
 #include "planner/memory_plan.h"
+#include "planner/planner.h"
 
 namespace xopt::planner {
 
@@ -40,5 +42,17 @@ size_t footprint(const MemoryPlan& plan, size_t parameter_bytes, size_t cuda_con
 // Doubles the batch until it no longer fits, then bisects. The arena is not exactly linear in the
 // batch, so the answer is verified: it fits and the next batch does not (else the search walks up).
 Result<BatchFit> max_batch(const BatchBudget& budget, const PlanAtBatch& plan_at);
+
+// Plans `model` at `batch`: on a copy of the model, the leading dim of every runtime input is bound
+// to `batch` (ir::bind_input_shapes), shapes are inferred again (ir::infer_shapes) and the copy is
+// planned in its own order. Inputs whose leading dim is symbolic or unknown are rebound; with
+// `override_static` a static leading dim is rebound too (exporters often fix the batch to 1).
+// Errors name a value whose size stays unknown, or the node where inference fails.
+Result<MemoryPlan> plan_at_batch(const ir::Model& model, int64_t batch,
+                                 const PlanOptions& options = {}, bool override_static = false);
+
+// plan_at_batch as a max_batch callback. `model` must outlive the callback.
+PlanAtBatch batch_planner(const ir::Model& model, PlanOptions options = {},
+                          bool override_static = false);
 
 }  // namespace xopt::planner

@@ -170,6 +170,25 @@ TEST(Aliasing, MicrosoftFusedElementwiseOpsRunInPlace) {
   EXPECT_EQ(get(p, "n").alias_of, "");
 }
 
+TEST(Aliasing, InferenceBatchNormRunsInPlaceOverX) {
+  GraphBuilder b;
+  ir::Value* x = b.input("x", {1, 4, 8, 8});
+  ir::Value* c = b.op("Neg", {x}, "c", {1, 4, 8, 8});
+  ir::Value* scale = b.weight("scale", {4});
+  ir::Value* bias = b.weight("bias", {4});
+  ir::Value* mean = b.weight("mean", {4});
+  ir::Value* var = b.weight("var", {4});
+  ir::Value* bn = b.op("BatchNormalization", {c, scale, bias, mean, var}, "bn", {1, 4, 8, 8});
+  ir::Value* y = b.op("Relu", {bn}, "y", {1, 4, 8, 8});
+  b.output(y);
+  MemoryPlan p = must_plan(b.graph());
+  EXPECT_EQ(get(p, "bn").alias_of, "c");
+  EXPECT_EQ(get(p, "bn").alias_kind, "in-place");
+  // Training mode writes running statistics: not in place.
+  b.graph().find_node("bn_node")->set_attr("training_mode", int64_t{1});
+  EXPECT_EQ(get(must_plan(b.graph()), "bn").alias_of, "");
+}
+
 TEST(Aliasing, OpFacts) {
   GraphBuilder b;
   ir::Value* x = b.input("x", {4});

@@ -4,9 +4,9 @@
 
 #include <algorithm>
 #include <functional>
-#include <set>
 #include <unordered_map>
 
+#include "ir/op_registry.h"
 #include "ir/text.h"
 
 namespace xopt::planner::test {
@@ -156,18 +156,16 @@ std::vector<const ir::Node*> random_topological_order(const ir::Graph& g, std::m
 
 namespace {
 
+// Op facts from the registry: which outputs may legally share bytes with an input.
 bool is_elementwise_op(const ir::Node& n) {
-  static const std::set<std::string> kOnnx = {"Relu", "Sigmoid", "Add", "Mul", "Sub", "Div",
-                                              "Clip", "Tanh", "Cast", "Neg", "Sum"};
-  static const std::set<std::string> kMicrosoft = {"BiasGelu", "FastGelu"};
-  return (n.domain().empty() && kOnnx.count(n.op_type())) ||
-         (n.domain() == "com.microsoft" && kMicrosoft.count(n.op_type()));
+  const ir::OpInfo* op = ir::find_op(n);
+  if (op != nullptr && op->elementwise) return true;
+  // BatchNormalization at inference (one output) maps X element for element.
+  return n.is("BatchNormalization") && n.num_outputs() == 1;
 }
 
 bool is_view_op(const ir::Node& n) {
-  return n.domain().empty() &&
-         (n.op_type() == "Reshape" || n.op_type() == "Identity" || n.op_type() == "Flatten" ||
-          n.op_type() == "Squeeze" || n.op_type() == "Unsqueeze" || n.op_type() == "Dropout");
+  return ir::is_view_node(n);
 }
 
 }  // namespace
