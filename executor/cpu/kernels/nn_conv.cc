@@ -225,14 +225,17 @@ Status conv_transpose(KernelContext& ctx) {
     for (size_t i = 0; i < r; ++i) out_shape.push_back(w.in[i] * w.strides[i]);
   w.out.resize(r);
   if (!out_shape.empty()) {
-    // Pads follow from the requested output shape (floor division, so a negative total padding
-    // leaves the surplus output at the end).
+    // Pads follow from the requested output shape; a negative total padding (an output larger
+    // than the full result) leaves the surplus at the end, as onnxruntime does.
     w.pads.assign(2 * r, 0);
     for (size_t i = 0; i < r; ++i) {
       const int64_t total =
           w.strides[i] * (w.in[i] - 1) + out_pad[i] + w.extent(i) - out_shape[i];
-      const int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);
-      if (auto_pad == "SAME_UPPER") {
+      const int64_t half = total / 2;
+      if (total < 0) {
+        w.pads[i] = 0;
+        w.pads[i + r] = total;
+      } else if (auto_pad == "SAME_UPPER") {
         w.pads[i] = half;
         w.pads[i + r] = total - half;
       } else {

@@ -97,6 +97,10 @@ def main():
          strides=[3], pads=[1, 2])
     case("convtranspose_3d_group", "ConvTranspose",
          [("x", randn(1, 2, 3, 3, 2)), ("w", randn(2, 2, 2, 2, 3)), ("b", randn(4))], 17, group=2, strides=[1, 2, 2])
+    for ap, shape in [("NOTSET", [6, 8]), ("SAME_UPPER", [6, 8]), ("SAME_LOWER", [5, 8])]:
+        case(f"convtranspose_output_shape_{ap.lower()}", "ConvTranspose",
+             [("x", randn(1, 2, 3, 3)), ("w", randn(2, 2, 3, 3)), ("b", randn(2))], 17, strides=[2, 2],
+             output_shape=shape, **({} if ap == "NOTSET" else {"auto_pad": ap}))
     case("convtranspose_double", "ConvTranspose",
          [("x", randn(1, 2, 3, 3, dtype=np.float64)), ("w", randn(2, 3, 3, 3, dtype=np.float64))], 17, strides=[2, 2])
 

@@ -1,1 +1,1 @@
-By0J6urgurgnj`2eppe||v
+By0Jh3qhhn{hn/UtH}tL}c
