@@ -40,7 +40,8 @@ struct Lifetimes {
 std::vector<const ir::Node*> graph_order(const ir::Graph& graph);
 
 // Whether `v` is held in the arena: node outputs, plus graph inputs and outputs when io_in_arena.
-// Initializers are parameters and never are.
+// Initializers are parameters and never are; neither are non-tensor values (sequences, maps,
+// optionals), whose size no static shape gives: executors allocate those on their own.
 bool lives_in_arena(const ir::Value& v, bool io_in_arena);
 
 // Exact bytes of a tensor value; an error names the value when its shape is not static or its

@@ -14,7 +14,8 @@ namespace xopt::planner {
 
 // One planned tensor. Steps index MemoryPlan::node_order; step -1 means "before the first node"
 // (graph inputs). A value that aliases another (a view, or an in-place result) has `alias_of` set
-// and shares that value's bytes: its offset lies inside the root's range.
+// and shares that value's bytes: its offset lies inside the root's range. A root's steps cover the
+// steps of all its aliases (the bytes stay reserved until the last alias is read).
 struct PlannedValue {
   std::string name;
   size_t offset = 0;  // bytes from the arena base
