@@ -123,6 +123,7 @@ const Registry& registry() {
     ops::register_norm_ops(r.ops);
     ops::register_math_ops(r.ops);
     ops::register_tensor_ops(r.ops);
+    ops::register_slice_split_ops(r.ops);
     ops::register_gather_ops(r.ops);
     ops::register_constant_ops(r.ops);
     ops::register_shape_ops(r.ops);

@@ -66,6 +66,8 @@ Status infer_topk(InferenceContext& ctx) {
     if (ks.is_static() && ks.numel() != 1)
       return ctx.error("K must hold one value, got " + str(ks));
     if (const SymData* d = ctx.input_data(1); d != nullptr && d->size() == 1) k = (*d)[0].to_dim();
+    if (auto kv = ctx.input_ints(1); kv && kv->size() == 1 && (*kv)[0] < 0)
+      return ctx.error("k must not be negative, got " + std::to_string((*kv)[0]));
   }
   if (k.is_known()) {
     const Dim& n = x[static_cast<size_t>(*axis)];

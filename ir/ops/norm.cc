@@ -39,6 +39,11 @@ Status infer_layer_norm(InferenceContext& ctx) {
   const Shape& x = ctx.input_shape(0);
   ctx.set_output(0, ctx.input_dtype(0), x);
   int64_t stash = ctx.node().attr_int("stash_type", 1);
+  if (stash != static_cast<int64_t>(DType::kFloat) &&
+      stash != static_cast<int64_t>(DType::kDouble) &&
+      stash != static_cast<int64_t>(DType::kFloat16) &&
+      stash != static_cast<int64_t>(DType::kBFloat16))
+    return ctx.error("stash_type " + std::to_string(stash) + " is not a floating-point type");
   if (!x.has_rank()) {
     ctx.set_output(1, static_cast<DType>(stash), Shape());
     ctx.set_output(2, static_cast<DType>(stash), Shape());

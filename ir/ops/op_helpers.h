@@ -20,6 +20,7 @@ void register_conv_pool_ops(OpList& ops);
 void register_norm_ops(OpList& ops);
 void register_math_ops(OpList& ops);
 void register_tensor_ops(OpList& ops);
+void register_slice_split_ops(OpList& ops);
 void register_gather_ops(OpList& ops);
 void register_constant_ops(OpList& ops);
 void register_shape_ops(OpList& ops);
