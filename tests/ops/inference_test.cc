@@ -165,6 +165,44 @@ TEST(OpsInference, ShapeSubgraphGivesStaticReshape) {
   EXPECT_EQ(shape(m, "y"), "[2,60]");
 }
 
+// Data flows through the other shape-arithmetic ops too.
+TEST(OpsInference, ShapeDataThroughArithmeticAndIndexing) {
+  ir::Model m = parse(model(17, "g (float[N,S,8] x, float[8] v) => (a, b, c, d, e, f)", R"(
+    s = Shape (x)
+    neg = Constant <value = int64[1] {-1}> ()
+    last = Gather (s, neg)
+    zero = Constant <value = int64[1] {0}> ()
+    two = Constant <value = int64[1] {2}> ()
+    ns = Slice (s, zero, two)
+    a = ConstantOfShape <value = float[1] {0}> (ns)
+    half = Div (last, two)
+    hs = Concat <axis = 0> (ns, half, two)
+    b = Reshape (x, hs)
+    one = Constant <value = int64 {1}> ()
+    zero0 = Constant <value = int64 {0}> ()
+    seq = Gather (s, one)
+    c = Range (zero0, seq, one)
+    t = Concat <axis = 0> (neg, last)
+    minus = Constant <value = int64[2] {-1, -1}> ()
+    eq = Equal (t, minus)
+    ones = Constant <value = int64[2] {1, 1}> ()
+    w = Where (eq, ones, t)
+    d = Expand (v, w)
+    e = Size (x)
+    f = Cast <to = 6> (ns))"));
+  Status st = infer(m);
+  ASSERT_TRUE(st.is_ok()) << st.message();
+  EXPECT_EQ(shape(m, "a"), "[N,S]");
+  EXPECT_EQ(shape(m, "b"), "[N,S,4,2]");
+  EXPECT_EQ(shape(m, "c"), "[S]");
+  // The exporter's expand pattern: Where(Equal(shape, -1), 1, shape).
+  EXPECT_EQ(ir::Shape(*m.graph->find_value("w")->shape_data()).to_string(), "[1,8]");
+  EXPECT_EQ(shape(m, "d"), "[1,8]");
+  EXPECT_EQ(ir::Shape(*m.graph->find_value("e")->shape_data()).to_string(), "[?]");  // N*S*8
+  EXPECT_EQ(dtype(m, "f"), "int32");
+  EXPECT_EQ(ir::Shape(*m.graph->find_value("f")->shape_data()).to_string(), "[N,S]");
+}
+
 // ---- opset-dependent signatures ----
 
 TEST(OpsInference, ClipMinMaxAttributesThenInputs) {
