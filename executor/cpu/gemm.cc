@@ -18,10 +18,10 @@ void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float al
       for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
     return;
   }
-  cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
-              static_cast<blasint>(m), static_cast<blasint>(n), static_cast<blasint>(k), alpha, a,
-              static_cast<blasint>(lda), b, static_cast<blasint>(ldb), beta, c,
-              static_cast<blasint>(ldc));
+  cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
+              trans_b ? CblasTrans : CblasNoTrans, static_cast<blasint>(m), static_cast<blasint>(n),
+              static_cast<blasint>(k), alpha, a, static_cast<blasint>(lda), b,
+              static_cast<blasint>(ldb), beta, c, static_cast<blasint>(ldc));
 }
 
 void dgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha,
@@ -33,16 +33,19 @@ void dgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double a
       for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == 0.0 ? 0.0 : beta * c[i * ldc + j];
     return;
   }
-  cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
-              static_cast<blasint>(m), static_cast<blasint>(n), static_cast<blasint>(k), alpha, a,
-              static_cast<blasint>(lda), b, static_cast<blasint>(ldb), beta, c,
-              static_cast<blasint>(ldc));
+  cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
+              trans_b ? CblasTrans : CblasNoTrans, static_cast<blasint>(m), static_cast<blasint>(n),
+              static_cast<blasint>(k), alpha, a, static_cast<blasint>(lda), b,
+              static_cast<blasint>(ldb), beta, c, static_cast<blasint>(ldc));
 }
 
 namespace {
 
-// Elements spanned by a row-major matrix of `rows` rows of `cols` used columns with row stride `ld`.
-int64_t span(int64_t rows, int64_t cols, int64_t ld) { return rows <= 0 ? 0 : (rows - 1) * ld + cols; }
+// Elements spanned by a row-major matrix of `rows` rows of `cols` used columns with row stride
+// `ld`.
+int64_t span(int64_t rows, int64_t cols, int64_t ld) {
+  return rows <= 0 ? 0 : (rows - 1) * ld + cols;
+}
 
 template <typename T>
 std::vector<float> widen(const T* p, int64_t n) {
@@ -53,7 +56,8 @@ std::vector<float> widen(const T* p, int64_t n) {
 
 template <typename T>
 void integer_gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha,
-                  const T* a, int64_t lda, const T* b, int64_t ldb, double beta, T* c, int64_t ldc) {
+                  const T* a, int64_t lda, const T* b, int64_t ldb, double beta, T* c,
+                  int64_t ldc) {
   // Unsigned arithmetic wraps like the two's-complement hardware the other runtimes use, without
   // signed-overflow undefined behaviour.
   using U = std::conditional_t<(sizeof(T) <= 4), uint32_t, uint64_t>;
@@ -111,9 +115,9 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double al
   }
 }
 
-#define XOPT_INSTANTIATE_GEMM(T)                                                                \
-  template void gemm<T>(bool, bool, int64_t, int64_t, int64_t, double, const T*, int64_t, const T*, \
-                        int64_t, double, T*, int64_t)
+#define XOPT_INSTANTIATE_GEMM(T)                                                          \
+  template void gemm<T>(bool, bool, int64_t, int64_t, int64_t, double, const T*, int64_t, \
+                        const T*, int64_t, double, T*, int64_t)
 XOPT_INSTANTIATE_GEMM(float);
 XOPT_INSTANTIATE_GEMM(double);
 XOPT_INSTANTIATE_GEMM(ir::Float16);

@@ -1,8 +1,8 @@
 // Dense matrix products for the CPU kernels: float and double go to OpenBLAS, the half types are
 // widened to float first, integers use a plain loop with wrap-around arithmetic.
 //
-// All matrices are row-major. C = alpha * op(A) * op(B) + beta * C, where op(A) is M x K and op(B) is
-// K x N; lda/ldb/ldc are the row strides of A, B and C as stored (before any transpose).
+// All matrices are row-major. C = alpha * op(A) * op(B) + beta * C, where op(A) is M x K and op(B)
+// is K x N; lda/ldb/ldc are the row strides of A, B and C as stored (before any transpose).
 #pragma once
 
 #include <cstdint>

@@ -26,13 +26,17 @@ void run_all(const std::string& sub, size_t min_cases) {
       ADD_FAILURE() << r.name << ": " << conf::outcome_name(r.outcome) << ": " << r.detail;
   }
   const conf::Tally t = conf::totals(results);
-  std::printf("%s cases: %d passed, %d failed, %d unsupported of %d\n", sub.c_str(), t.passed, t.failed,
-              t.unsupported, t.total());
+  std::printf("%s cases: %d passed, %d failed, %d unsupported of %d\n", sub.c_str(), t.passed,
+              t.failed, t.unsupported, t.total());
   EXPECT_EQ(t.passed, t.total());
 }
 
-TEST(NnGenerated, ContribMatchesOnnxRuntime) { run_all("contrib", 40); }
-TEST(NnGenerated, OnnxCasesMatchReference) { run_all("onnx", 45); }
+TEST(NnGenerated, ContribMatchesOnnxRuntime) {
+  run_all("contrib", 40);
+}
+TEST(NnGenerated, OnnxCasesMatchReference) {
+  run_all("onnx", 45);
+}
 
 }  // namespace
 }  // namespace xopt::test

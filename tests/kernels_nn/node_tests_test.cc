@@ -15,10 +15,22 @@ namespace {
 namespace conf = exec::conformance;
 
 const std::set<std::string>& nn_ops() {
-  static const std::set<std::string> ops = {
-      "Conv", "ConvTranspose", "AveragePool", "MaxPool", "LpPool", "GlobalAveragePool", "GlobalMaxPool",
-      "GlobalLpPool", "LRN", "BatchNormalization", "InstanceNormalization", "LayerNormalization", "Gemm",
-      "MatMul", "Resize", "Upsample"};
+  static const std::set<std::string> ops = {"Conv",
+                                            "ConvTranspose",
+                                            "AveragePool",
+                                            "MaxPool",
+                                            "LpPool",
+                                            "GlobalAveragePool",
+                                            "GlobalMaxPool",
+                                            "GlobalLpPool",
+                                            "LRN",
+                                            "BatchNormalization",
+                                            "InstanceNormalization",
+                                            "LayerNormalization",
+                                            "Gemm",
+                                            "MatMul",
+                                            "Resize",
+                                            "Upsample"};
   return ops;
 }
 
@@ -41,8 +53,8 @@ TEST(NnNodeTests, EveryNodeTestOfTheNnOpsPasses) {
     results.push_back(conf::run_case(c));
     const conf::CaseResult& r = results.back();
     if (r.outcome != conf::Outcome::kPassed)
-      ADD_FAILURE() << r.name << " (" << r.op << " opset " << r.opset << "): " << conf::outcome_name(r.outcome)
-                    << ": " << r.detail;
+      ADD_FAILURE() << r.name << " (" << r.op << " opset " << r.opset
+                    << "): " << conf::outcome_name(r.outcome) << ": " << r.detail;
   }
   std::printf("%s", conf::format_report(results, false).c_str());
   const conf::Tally t = conf::totals(results);

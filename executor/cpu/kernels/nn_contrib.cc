@@ -62,13 +62,15 @@ Status skip_layer_norm(KernelContext& ctx) {
     skip_ok = sd == xd || (sd == 1 && product(skip.dims(), 0, skip.rank() - i) == 1);
   }
   if (!skip_ok)
-    return ctx.error("skip " + dims_to_string(skip.dims()) + " does not fit input " + dims_to_string(x.dims()));
+    return ctx.error("skip " + dims_to_string(skip.dims()) + " does not fit input " +
+                     dims_to_string(x.dims()));
   for (const ir::Tensor* t : {&gamma, beta, bias})
     if (t != nullptr && t->numel() != h)
-      return ctx.error("gamma, beta and bias must have " + std::to_string(h) + " elements, one has " +
-                       std::to_string(t->numel()));
+      return ctx.error("gamma, beta and bias must have " + std::to_string(h) +
+                       " elements, one has " + std::to_string(t->numel()));
   for (const ir::Tensor* t : {&skip, &gamma, beta, bias})
-    if (t != nullptr && t->dtype() != x.dtype()) return ctx.error("all inputs must have the input's element type");
+    if (t != nullptr && t->dtype() != x.dtype())
+      return ctx.error("all inputs must have the input's element type");
   const double eps = ctx.node().attr_float("epsilon", 1e-12f);
   std::vector<int64_t> stat_dims = x.dims();
   stat_dims.back() = 1;
@@ -93,7 +95,8 @@ Status skip_layer_norm(KernelContext& ctx) {
       double mean = 0.0;
       for (int64_t i = 0; i < h; ++i) {
         const int64_t at = r * h + i;
-        double s = static_cast<double>(to_compute(xd[at])) + static_cast<double>(to_compute(sd[at % skip_n]));
+        double s = static_cast<double>(to_compute(xd[at])) +
+                   static_cast<double>(to_compute(sd[at % skip_n]));
         if (biasd != nullptr) s += static_cast<double>(to_compute(biasd[i]));
         // The sum is rounded to T as onnxruntime stores it before normalizing.
         const T st = from_compute<T>(static_cast<compute_t<T>>(s));
@@ -123,7 +126,8 @@ Status skip_layer_norm(KernelContext& ctx) {
       XOPT_RETURN_IF_ERROR(dispatch_float(dt, [&](auto otag) -> Status {
         using U = typename decltype(otag)::type;
         U* od = o->mutable_data<U>();
-        for (int64_t r = 0; r < rows; ++r) od[r] = from_compute<U>(static_cast<compute_t<U>>(src[r]));
+        for (int64_t r = 0; r < rows; ++r)
+          od[r] = from_compute<U>(static_cast<compute_t<U>>(src[r]));
         return Status::ok();
       }));
     }

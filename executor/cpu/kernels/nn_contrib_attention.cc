@@ -51,37 +51,43 @@ Status multi_head_attention(KernelContext& ctx) {
   const ir::Tensor* attn_bias = ctx.input(5);
   for (size_t i = 6; i < ctx.num_inputs(); ++i)
     if (ctx.input(i) != nullptr)
-      return ctx.unsupported("input " + std::to_string(i) +
-                             " (past_key/past_value/past_sequence_length/cache_indirection) is not supported");
-  if (ctx.num_outputs() > 3 && ctx.wants_output(3)) return ctx.unsupported("the qk output is not supported");
+      return ctx.unsupported(
+          "input " + std::to_string(i) +
+          " (past_key/past_value/past_sequence_length/cache_indirection) is not supported");
+  if (ctx.num_outputs() > 3 && ctx.wants_output(3))
+    return ctx.unsupported("the qk output is not supported");
   if (k == nullptr || v == nullptr || q.rank() != 3)
-    return ctx.unsupported("only separate query [B, S, D], key and value are supported (packed QKV/KV is not)");
+    return ctx.unsupported(
+        "only separate query [B, S, D], key and value are supported (packed QKV/KV is not)");
   const int64_t n = node.attr_int("num_heads", 0);
   if (n <= 0) return ctx.error("num_heads must be positive");
   const int64_t b = q.dims()[0], s = q.dims()[1], d = q.dims()[2];
-  if (d % n != 0) return ctx.error("query hidden size " + std::to_string(d) + " is not a multiple of num_heads");
+  if (d % n != 0)
+    return ctx.error("query hidden size " + std::to_string(d) + " is not a multiple of num_heads");
   const int64_t h = d / n;
   int64_t l = 0, hv = 0;
   if (k->rank() == 3 && v->rank() == 3) {
-    if (k->dims()[0] != b || k->dims()[2] != d || v->dims()[0] != b || v->dims()[1] != k->dims()[1] ||
-        v->dims()[2] % n != 0)
-      return ctx.error("key " + dims_to_string(k->dims()) + " / value " + dims_to_string(v->dims()) +
-                       " do not fit query " + dims_to_string(q.dims()));
+    if (k->dims()[0] != b || k->dims()[2] != d || v->dims()[0] != b ||
+        v->dims()[1] != k->dims()[1] || v->dims()[2] % n != 0)
+      return ctx.error("key " + dims_to_string(k->dims()) + " / value " +
+                       dims_to_string(v->dims()) + " do not fit query " + dims_to_string(q.dims()));
     l = k->dims()[1];
     hv = v->dims()[2] / n;
   } else if (k->rank() == 4 && v->rank() == 4) {
     if (k->dims()[0] != b || k->dims()[1] != n || k->dims()[3] != h || v->dims()[0] != b ||
         v->dims()[1] != n || v->dims()[2] != k->dims()[2])
-      return ctx.error("key " + dims_to_string(k->dims()) + " / value " + dims_to_string(v->dims()) +
-                       " are not [B, N, L, H] for query " + dims_to_string(q.dims()));
+      return ctx.error("key " + dims_to_string(k->dims()) + " / value " +
+                       dims_to_string(v->dims()) + " are not [B, N, L, H] for query " +
+                       dims_to_string(q.dims()));
     if (bias != nullptr) return ctx.unsupported("bias with key/value already split into heads");
     l = k->dims()[2];
     hv = v->dims()[3];
   } else {
-    return ctx.unsupported("key " + dims_to_string(k->dims()) + " / value " + dims_to_string(v->dims()) +
-                           " layout (packed or mixed ranks)");
+    return ctx.unsupported("key " + dims_to_string(k->dims()) + " / value " +
+                           dims_to_string(v->dims()) + " layout (packed or mixed ranks)");
   }
-  if (k->dtype() != q.dtype() || v->dtype() != q.dtype() || (bias != nullptr && bias->dtype() != q.dtype()) ||
+  if (k->dtype() != q.dtype() || v->dtype() != q.dtype() ||
+      (bias != nullptr && bias->dtype() != q.dtype()) ||
       (attn_bias != nullptr && attn_bias->dtype() != q.dtype()))
     return ctx.error("query, key, value, bias and attention_bias must have the same element type");
   if (bias != nullptr && bias->numel() != 2 * d + n * hv)
@@ -89,18 +95,24 @@ Status multi_head_attention(KernelContext& ctx) {
                      std::to_string(2 * d + n * hv));
   if (attn_bias != nullptr) {
     const auto& ad = attn_bias->dims();
-    if (ad.size() != 4 || (ad[0] != 1 && ad[0] != b) || (ad[1] != 1 && ad[1] != n) || ad[2] != s || ad[3] != l)
+    if (ad.size() != 4 || (ad[0] != 1 && ad[0] != b) || (ad[1] != 1 && ad[1] != n) || ad[2] != s ||
+        ad[3] != l)
       return ctx.error("attention_bias " + dims_to_string(ad) + " is not [B or 1, N or 1, S, L]");
   }
   enum { kNone, kLengths, kEndStart, k2d, k3d } mask_kind = kNone;
   if (mask != nullptr) {
     if (mask->dtype() != ir::DType::kInt32) return ctx.error("key_padding_mask must be int32");
     const auto& md = mask->dims();
-    if (md.size() == 1 && md[0] == b) mask_kind = kLengths;
-    else if (md.size() == 1 && md[0] == 2 * b) mask_kind = kEndStart;
-    else if (md.size() == 2 && md[0] == b && md[1] == l) mask_kind = k2d;
-    else if (md.size() == 3 && md[0] == b && md[1] == s && md[2] == l) mask_kind = k3d;
-    else return ctx.unsupported("key_padding_mask of shape " + dims_to_string(md));
+    if (md.size() == 1 && md[0] == b)
+      mask_kind = kLengths;
+    else if (md.size() == 1 && md[0] == 2 * b)
+      mask_kind = kEndStart;
+    else if (md.size() == 2 && md[0] == b && md[1] == l)
+      mask_kind = k2d;
+    else if (md.size() == 3 && md[0] == b && md[1] == s && md[2] == l)
+      mask_kind = k3d;
+    else
+      return ctx.unsupported("key_padding_mask of shape " + dims_to_string(md));
   }
   const bool causal = node.attr_int("unidirectional", 0) != 0;
   const double mask_filter = node.attr_float("mask_filter_value", -10000.0f);
@@ -124,11 +136,20 @@ Status multi_head_attention(KernelContext& ctx) {
         for (int64_t li = 0; li < l; ++li) {
           bool padded = false;
           switch (mask_kind) {
-            case kNone: break;
-            case kLengths: padded = li >= md[bi]; break;
-            case kEndStart: padded = li >= md[bi] || li < std::min<int64_t>(md[bi + b], l); break;
-            case k2d: padded = md[bi * l + li] <= 0; break;
-            case k3d: padded = md[(bi * s + si) * l + li] <= 0; break;
+            case kNone:
+              break;
+            case kLengths:
+              padded = li >= md[bi];
+              break;
+            case kEndStart:
+              padded = li >= md[bi] || li < std::min<int64_t>(md[bi + b], l);
+              break;
+            case k2d:
+              padded = md[bi * l + li] <= 0;
+              break;
+            case k3d:
+              padded = md[(bi * s + si) * l + li] <= 0;
+              break;
           }
           C m = padded ? static_cast<C>(mask_filter) : C(0);
           if (causal && li > si + (l - s)) m = std::numeric_limits<C>::lowest();
@@ -142,7 +163,8 @@ Status multi_head_attention(KernelContext& ctx) {
         const C* qp = qh.data() + (bi * n + ni) * s * h;
         const C* kp = kh.data() + (bi * n + ni) * l * h;
         const C* vp = vh.data() + (bi * n + ni) * l * hv;
-        std::copy(mask_add.begin() + bi * s * l, mask_add.begin() + (bi + 1) * s * l, scores.begin());
+        std::copy(mask_add.begin() + bi * s * l, mask_add.begin() + (bi + 1) * s * l,
+                  scores.begin());
         gemm<C>(false, true, s, l, h, scale, qp, h, kp, h, 1.0, scores.data(), l);
         if (abd != nullptr) {
           const auto& ad = attn_bias->dims();
@@ -159,7 +181,8 @@ Status multi_head_attention(KernelContext& ctx) {
         gemm<C>(false, false, s, hv, l, 1.0, scores.data(), l, vp, hv, 0.0, ctx_out.data(), hv);
         for (int64_t si = 0; si < s; ++si)
           for (int64_t hi = 0; hi < hv; ++hi)
-            yd[(bi * s + si) * n * hv + ni * hv + hi] = from_compute<T>(static_cast<compute_t<T>>(ctx_out[si * hv + hi]));
+            yd[(bi * s + si) * n * hv + ni * hv + hi] =
+                from_compute<T>(static_cast<compute_t<T>>(ctx_out[si * hv + hi]));
       }
     // present_key / present_value: K and V (with bias) split into heads.
     for (size_t i = 1; i <= 2 && i < ctx.num_outputs(); ++i) {
@@ -167,7 +190,8 @@ Status multi_head_attention(KernelContext& ctx) {
       const std::vector<C>& src = i == 1 ? kh : vh;
       XOPT_ASSIGN_OR_RETURN(ir::Tensor * o, ctx.output(i, q.dtype(), {b, n, l, i == 1 ? h : hv}));
       T* od = o->mutable_data<T>();
-      for (size_t j = 0; j < src.size(); ++j) od[j] = from_compute<T>(static_cast<compute_t<T>>(src[j]));
+      for (size_t j = 0; j < src.size(); ++j)
+        od[j] = from_compute<T>(static_cast<compute_t<T>>(src[j]));
     }
     return Status::ok();
   });

@@ -64,8 +64,9 @@ void im2col(const Window& w, const T* x, int64_t channels, T* col) {
   }
 }
 
-// Adds `col` ([channels * prod(kernel), prod(w.in)]) back into the image `y` ([channels, prod(out)]):
-// the adjoint of im2col with the roles of in and out swapped (w.in are ConvTranspose's input dims).
+// Adds `col` ([channels * prod(kernel), prod(w.in)]) back into the image `y` ([channels,
+// prod(out)]): the adjoint of im2col with the roles of in and out swapped (w.in are ConvTranspose's
+// input dims).
 template <typename T>
 void col2im(const Window& w, const T* col, int64_t channels, T* y) {
   const size_t r = w.rank();
@@ -169,7 +170,8 @@ const C* compute_data(const ir::Tensor* t, ir::Tensor* holder) {
   return t->data<C>();
 }
 
-Status check_float_inputs(const KernelContext& ctx, ir::DType dt, std::initializer_list<size_t> idx) {
+Status check_float_inputs(const KernelContext& ctx, ir::DType dt,
+                          std::initializer_list<size_t> idx) {
   for (size_t i : idx)
     if (ctx.input(i) != nullptr && ctx.input(i)->dtype() != dt)
       return ctx.error("input " + std::to_string(i) + " has element type " +
@@ -178,7 +180,9 @@ Status check_float_inputs(const KernelContext& ctx, ir::DType dt, std::initializ
   return Status::ok();
 }
 
-Status conv(KernelContext& ctx) { return run_conv(ctx, Activation{}, nullptr); }
+Status conv(KernelContext& ctx) {
+  return run_conv(ctx, Activation{}, nullptr);
+}
 
 Status conv_transpose(KernelContext& ctx) {
   XOPT_RETURN_IF_ERROR(require_inputs(ctx, {0, 1}));
@@ -204,7 +208,8 @@ Status conv_transpose(KernelContext& ctx) {
 
   Window w;
   w.in.assign(x.dims().begin() + 2, x.dims().end());
-  w.kernel = node.attr_ints("kernel_shape", std::vector<int64_t>(wt.dims().begin() + 2, wt.dims().end()));
+  w.kernel =
+      node.attr_ints("kernel_shape", std::vector<int64_t>(wt.dims().begin() + 2, wt.dims().end()));
   w.strides = node.attr_ints("strides", std::vector<int64_t>(r, 1));
   w.dilations = node.attr_ints("dilations", std::vector<int64_t>(r, 1));
   std::vector<int64_t> out_pad = node.attr_ints("output_padding", std::vector<int64_t>(r, 0));
@@ -213,8 +218,9 @@ Status conv_transpose(KernelContext& ctx) {
   const std::string auto_pad = node.attr_string("auto_pad", "NOTSET");
   if (w.kernel.size() != r || w.strides.size() != r || w.dilations.size() != r ||
       out_pad.size() != r || (!out_shape.empty() && out_shape.size() != r))
-    return ctx.error("kernel_shape/strides/dilations/output_padding/output_shape do not match the " +
-                     std::to_string(r) + " spatial dims of X");
+    return ctx.error(
+        "kernel_shape/strides/dilations/output_padding/output_shape do not match the " +
+        std::to_string(r) + " spatial dims of X");
   for (size_t i = 0; i < r; ++i)
     if (w.kernel[i] != wt.dims()[i + 2])
       return ctx.error("kernel_shape does not match the dims of W");
@@ -229,8 +235,7 @@ Status conv_transpose(KernelContext& ctx) {
     // than the full result) leaves the surplus at the end, as onnxruntime does.
     w.pads.assign(2 * r, 0);
     for (size_t i = 0; i < r; ++i) {
-      const int64_t total =
-          w.strides[i] * (w.in[i] - 1) + out_pad[i] + w.extent(i) - out_shape[i];
+      const int64_t total = w.strides[i] * (w.in[i] - 1) + out_pad[i] + w.extent(i) - out_shape[i];
       const int64_t half = total / 2;
       if (total < 0) {
         w.pads[i] = 0;
@@ -249,7 +254,8 @@ Status conv_transpose(KernelContext& ctx) {
                                  : node.attr_ints("pads", std::vector<int64_t>(2 * r, 0));
     if (w.pads.size() != 2 * r) return ctx.error("pads must have 2 * spatial rank entries");
     for (size_t i = 0; i < r; ++i)
-      w.out[i] = w.strides[i] * (w.in[i] - 1) + out_pad[i] + w.extent(i) - w.pads[i] - w.pads[i + r];
+      w.out[i] =
+          w.strides[i] * (w.in[i] - 1) + out_pad[i] + w.extent(i) - w.pads[i] - w.pads[i + r];
   }
   for (size_t i = 0; i < r; ++i)
     if (w.out[i] < 0) return ctx.error("computed output shape is negative");
@@ -309,14 +315,15 @@ Status run_conv(KernelContext& ctx, const Activation& act, const ir::Tensor* z) 
     return ctx.error("B has " + std::to_string(b->numel()) + " elements, expected " +
                      std::to_string(m_out));
   XOPT_ASSIGN_OR_RETURN(
-      Window w, make_window(ctx, x.dims(), std::vector<int64_t>(wt.dims().begin() + 2, wt.dims().end()),
-                            /*ceil_mode=*/false));
+      Window w,
+      make_window(ctx, x.dims(), std::vector<int64_t>(wt.dims().begin() + 2, wt.dims().end()),
+                  /*ceil_mode=*/false));
   for (size_t i = 0; i < w.rank(); ++i)
-    if (w.kernel[i] != wt.dims()[i + 2]) return ctx.error("kernel_shape does not match the dims of W");
+    if (w.kernel[i] != wt.dims()[i + 2])
+      return ctx.error("kernel_shape does not match the dims of W");
   std::vector<int64_t> y_dims = {n_batch, m_out};
   y_dims.insert(y_dims.end(), w.out.begin(), w.out.end());
-  if (z != nullptr && z->dims() != y_dims)
-    return ctx.error("Z must have the output's shape");
+  if (z != nullptr && z->dims() != y_dims) return ctx.error("Z must have the output's shape");
   XOPT_ASSIGN_OR_RETURN(ir::Tensor * y, ctx.output(0, dt, y_dims));
   if (y->numel() == 0) return Status::ok();
   return with_compute_type(ctx, dt, [&](auto tag) -> Status {

@@ -110,7 +110,8 @@ Status run_matmul(KernelContext& ctx, const MatMulOptions& opt) {
   const int64_t nbatch = product(*batch);
   bool ta = false, tb = false;
   int64_t lda = 0, ldb = 0;
-  if (!blas_layout(m, k, oa.rs(), oa.cs(), &ta, &lda) || !blas_layout(k, n, ob.rs(), ob.cs(), &tb, &ldb))
+  if (!blas_layout(m, k, oa.rs(), oa.cs(), &ta, &lda) ||
+      !blas_layout(k, n, ob.rs(), ob.cs(), &tb, &ldb))
     return ctx.error("internal: operand layout not expressible for BLAS");
   // When B is shared by every batch and A's batches are contiguous row-major rows, one GEMM with
   // M = batch * m does it all.
@@ -169,7 +170,8 @@ Status run_gemm(KernelContext& ctx, const Activation& act) {
                      dims_to_string(b.dims()) + " with transA=" + std::to_string(ta) +
                      " transB=" + std::to_string(tb));
   if (c != nullptr)
-    XOPT_RETURN_IF_ERROR(broadcast_to_check(c->dims(), {m, n}).with_context(node.describe() + ": C: "));
+    XOPT_RETURN_IF_ERROR(
+        broadcast_to_check(c->dims(), {m, n}).with_context(node.describe() + ": C: "));
   XOPT_ASSIGN_OR_RETURN(ir::Tensor * y, ctx.output(0, a.dtype(), {m, n}));
   if (act.kind != Activation::kIdentity && !ir::is_float(a.dtype()))
     return ctx.unsupported("activation on a non-float Gemm");
@@ -179,7 +181,8 @@ Status run_gemm(KernelContext& ctx, const Activation& act) {
     const bool use_c = c != nullptr && beta != 0.0;
     if (use_c) {
       const T* cd = c->data<T>();
-      for_each_broadcast({m, n}, {c->dims()}, [&](int64_t i, const int64_t* off) { yd[i] = cd[off[0]]; });
+      for_each_broadcast({m, n}, {c->dims()},
+                         [&](int64_t i, const int64_t* off) { yd[i] = cd[off[0]]; });
     }
     gemm<T>(ta, tb, m, n, k, alpha, a.data<T>(), a.dims()[1], b.data<T>(), b.dims()[1],
             use_c ? beta : 0.0, yd, n);
@@ -190,8 +193,12 @@ Status run_gemm(KernelContext& ctx, const Activation& act) {
 
 namespace {
 
-Status gemm_kernel(KernelContext& ctx) { return run_gemm(ctx, Activation{}); }
-Status matmul_kernel(KernelContext& ctx) { return run_matmul(ctx, MatMulOptions{}); }
+Status gemm_kernel(KernelContext& ctx) {
+  return run_gemm(ctx, Activation{});
+}
+Status matmul_kernel(KernelContext& ctx) {
+  return run_matmul(ctx, MatMulOptions{});
+}
 
 }  // namespace
 

@@ -43,9 +43,12 @@ Status batch_norm(KernelContext& ctx) {
   const double eps = node.attr_float("epsilon", 1e-5f);
   const double momentum = node.attr_float("momentum", 0.9f);
   bool training = false;
-  if (opset >= 14) training = node.attr_int("training_mode", 0) != 0;
-  else if (opset <= 6) training = node.attr_int("is_test", 0) == 0 && node.num_outputs() > 1;
-  else training = node.num_outputs() > 1;
+  if (opset >= 14)
+    training = node.attr_int("training_mode", 0) != 0;
+  else if (opset <= 6)
+    training = node.attr_int("is_test", 0) == 0 && node.num_outputs() > 1;
+  else
+    training = node.num_outputs() > 1;
   const int64_t n = x.dims()[0], c = x.dims()[1], sp = product(x.dims(), 2);
   // Per-activation statistics (spatial=0 before opset 9) are the same computation with C*sp
   // "channels" and a spatial size of 1.
@@ -53,8 +56,9 @@ Status batch_norm(KernelContext& ctx) {
   const int64_t ch = per_activation ? c * sp : c, inner = per_activation ? 1 : sp;
   for (size_t i = 1; i <= 4; ++i)
     if (ctx.input(i)->numel() != ch)
-      return ctx.error("input " + std::to_string(i) + " has " + std::to_string(ctx.input(i)->numel()) +
-                       " elements, expected " + std::to_string(ch));
+      return ctx.error("input " + std::to_string(i) + " has " +
+                       std::to_string(ctx.input(i)->numel()) + " elements, expected " +
+                       std::to_string(ch));
   const std::vector<double> scale = to_doubles(*ctx.input(1)), bias = to_doubles(*ctx.input(2));
   std::vector<double> mean = to_doubles(*ctx.input(3)), var = to_doubles(*ctx.input(4));
   const std::vector<double> xv = to_doubles(x);
@@ -146,14 +150,16 @@ Status layer_norm(KernelContext& ctx) {
   int64_t axis = node.attr_int("axis", -1);
   if (axis < 0) axis += rank;
   if (axis < 0 || axis >= rank)
-    return ctx.error("axis " + std::to_string(node.attr_int("axis", -1)) + " is out of range for rank " +
-                     std::to_string(rank));
+    return ctx.error("axis " + std::to_string(node.attr_int("axis", -1)) +
+                     " is out of range for rank " + std::to_string(rank));
   const double eps = node.attr_float("epsilon", 1e-5f);
   const int64_t rows = product(x.dims(), 0, static_cast<size_t>(axis));
   const int64_t cols = product(x.dims(), static_cast<size_t>(axis));
-  XOPT_RETURN_IF_ERROR(broadcast_to_check(scale.dims(), x.dims()).with_context(node.describe() + ": Scale: "));
+  XOPT_RETURN_IF_ERROR(
+      broadcast_to_check(scale.dims(), x.dims()).with_context(node.describe() + ": Scale: "));
   if (bias != nullptr)
-    XOPT_RETURN_IF_ERROR(broadcast_to_check(bias->dims(), x.dims()).with_context(node.describe() + ": B: "));
+    XOPT_RETURN_IF_ERROR(
+        broadcast_to_check(bias->dims(), x.dims()).with_context(node.describe() + ": B: "));
   const std::vector<double> xv = to_doubles(x), sv = to_doubles(scale);
   const std::vector<double> bv = bias != nullptr ? to_doubles(*bias) : std::vector<double>{0.0};
   std::vector<double> mean(rows), inv(rows), y(xv.size());
@@ -168,10 +174,11 @@ Status layer_norm(KernelContext& ctx) {
     inv[r] = 1.0 / std::sqrt(v + eps);
   }
   const std::vector<int64_t> b_dims = bias != nullptr ? bias->dims() : std::vector<int64_t>{};
-  for_each_broadcast(x.dims(), {x.dims(), scale.dims(), b_dims}, [&](int64_t i, const int64_t* off) {
-    const int64_t r = i / cols;
-    y[i] = (xv[i] - mean[r]) * inv[r] * sv[off[1]] + bv[bias != nullptr ? off[2] : 0];
-  });
+  for_each_broadcast(
+      x.dims(), {x.dims(), scale.dims(), b_dims}, [&](int64_t i, const int64_t* off) {
+        const int64_t r = i / cols;
+        y[i] = (xv[i] - mean[r]) * inv[r] * sv[off[1]] + bv[bias != nullptr ? off[2] : 0];
+      });
   XOPT_ASSIGN_OR_RETURN(ir::Tensor * yt, ctx.output(0, x.dtype(), x.dims()));
   XOPT_RETURN_IF_ERROR(store(y, yt));
   std::vector<int64_t> stat_dims = x.dims();
@@ -180,7 +187,8 @@ Status layer_norm(KernelContext& ctx) {
   if (!ir::is_float(stash)) return ctx.error("stash_type must be a float type");
   for (size_t i = 1; i <= 2 && i < ctx.num_outputs(); ++i) {
     if (!ctx.wants_output(i)) continue;
-    ir::DType dt = node.output(i)->dtype() != ir::DType::kUndefined ? node.output(i)->dtype() : stash;
+    ir::DType dt =
+        node.output(i)->dtype() != ir::DType::kUndefined ? node.output(i)->dtype() : stash;
     XOPT_ASSIGN_OR_RETURN(ir::Tensor * o, ctx.output(i, dt, stat_dims));
     XOPT_RETURN_IF_ERROR(store(i == 1 ? mean : inv, o));
   }

@@ -1,5 +1,6 @@
-// Pooling: AveragePool, MaxPool (with Indices), LpPool, GlobalAveragePool, GlobalMaxPool, GlobalLpPool,
-// and LRN. Windows are N-D; every output position walks the cartesian product of its per-dim taps.
+// Pooling: AveragePool, MaxPool (with Indices), LpPool, GlobalAveragePool, GlobalMaxPool,
+// GlobalLpPool, and LRN. Windows are N-D; every output position walks the cartesian product of its
+// per-dim taps.
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -84,8 +85,12 @@ void pool(const Window& w, const PoolParams& pp, int64_t nc, const T* x, T* y, i
                 best_at = off;
               }
               break;
-            case PoolKind::kAverage: acc += static_cast<double>(v); break;
-            case PoolKind::kLp: acc += std::pow(std::abs(static_cast<double>(v)), pp.p); break;
+            case PoolKind::kAverage:
+              acc += static_cast<double>(v);
+              break;
+            case PoolKind::kLp:
+              acc += std::pow(std::abs(static_cast<double>(v)), pp.p);
+              break;
           }
           for (size_t d = r; d-- > 0;) {
             if (++tidx[d] < static_cast<int64_t>(taps.idx[d][oidx[d]].size())) break;
@@ -133,7 +138,9 @@ Status run_pool(KernelContext& ctx, PoolKind kind) {
   const int64_t opset = ctx.opset();
   if (!node.has_attr("kernel_shape")) return ctx.error("kernel_shape attribute is required");
   // dilations exist from MaxPool-10, AveragePool-19 and LpPool-18; ceil_mode from 10 (LpPool 18).
-  bool dil = kind == PoolKind::kMax ? opset >= 10 : kind == PoolKind::kAverage ? opset >= 19 : opset >= 18;
+  bool dil = kind == PoolKind::kMax       ? opset >= 10
+             : kind == PoolKind::kAverage ? opset >= 19
+                                          : opset >= 18;
   const bool ceil_mode = node.attr_int("ceil_mode", 0) != 0;
   XOPT_ASSIGN_OR_RETURN(Window w, make_window(ctx, x.dims(), {}, ceil_mode, dil));
   PoolParams pp;
@@ -164,9 +171,15 @@ Status run_pool(KernelContext& ctx, PoolKind kind) {
   });
 }
 
-Status max_pool(KernelContext& ctx) { return run_pool(ctx, PoolKind::kMax); }
-Status average_pool(KernelContext& ctx) { return run_pool(ctx, PoolKind::kAverage); }
-Status lp_pool(KernelContext& ctx) { return run_pool(ctx, PoolKind::kLp); }
+Status max_pool(KernelContext& ctx) {
+  return run_pool(ctx, PoolKind::kMax);
+}
+Status average_pool(KernelContext& ctx) {
+  return run_pool(ctx, PoolKind::kAverage);
+}
+Status lp_pool(KernelContext& ctx) {
+  return run_pool(ctx, PoolKind::kLp);
+}
 
 // Global pools reduce every spatial dim to 1.
 Status run_global_pool(KernelContext& ctx, PoolKind kind) {
@@ -196,7 +209,8 @@ Status run_global_pool(KernelContext& ctx, PoolKind kind) {
         yd[s] = from_compute<T>(static_cast<C>(acc / static_cast<double>(size)));
       } else {
         double acc = 0.0;
-        for (int64_t i = 0; i < size; ++i) acc += std::pow(std::abs(static_cast<double>(to_compute(xs[i]))), p);
+        for (int64_t i = 0; i < size; ++i)
+          acc += std::pow(std::abs(static_cast<double>(to_compute(xs[i]))), p);
         yd[s] = from_compute<T>(static_cast<C>(std::pow(acc, 1.0 / p)));
       }
     }
@@ -204,9 +218,15 @@ Status run_global_pool(KernelContext& ctx, PoolKind kind) {
   });
 }
 
-Status global_max_pool(KernelContext& ctx) { return run_global_pool(ctx, PoolKind::kMax); }
-Status global_average_pool(KernelContext& ctx) { return run_global_pool(ctx, PoolKind::kAverage); }
-Status global_lp_pool(KernelContext& ctx) { return run_global_pool(ctx, PoolKind::kLp); }
+Status global_max_pool(KernelContext& ctx) {
+  return run_global_pool(ctx, PoolKind::kMax);
+}
+Status global_average_pool(KernelContext& ctx) {
+  return run_global_pool(ctx, PoolKind::kAverage);
+}
+Status global_lp_pool(KernelContext& ctx) {
+  return run_global_pool(ctx, PoolKind::kLp);
+}
 
 // LRN: y = x / (bias + alpha / size * sum of x^2 over the channel window)^beta.
 Status lrn(KernelContext& ctx) {
@@ -229,13 +249,15 @@ Status lrn(KernelContext& ctx) {
       for (int64_t ch = 0; ch < c; ++ch)
         for (int64_t i = 0; i < sp; ++i) {
           double sq = 0.0;
-          for (int64_t k = std::max<int64_t>(0, ch - before); k <= std::min(c - 1, ch + after); ++k) {
+          for (int64_t k = std::max<int64_t>(0, ch - before); k <= std::min(c - 1, ch + after);
+               ++k) {
             const double v = static_cast<double>(to_compute(xd[(b * c + k) * sp + i]));
             sq += v * v;
           }
           const int64_t at = (b * c + ch) * sp + i;
           const double v = static_cast<double>(to_compute(xd[at]));
-          yd[at] = from_compute<T>(static_cast<compute_t<T>>(v / std::pow(bias + alpha / size * sq, beta)));
+          yd[at] = from_compute<T>(
+              static_cast<compute_t<T>>(v / std::pow(bias + alpha / size * sq, beta)));
         }
     return Status::ok();
   });

@@ -2,7 +2,8 @@
 // in turn with per-output-index taps and weights, in double, following the ONNX reference
 // implementation (neighbour choice, edge clamping, exclude_outside, antialias footprints).
 // Upsample and Resize-10 use onnxruntime's semantics for those opsets: asymmetric coordinates,
-// nearest = floor when upsampling an axis and ceil when downsampling it, linear clamped at the edge.
+// nearest = floor when upsampling an axis and ceil when downsampling it, linear clamped at the
+// edge.
 #include <cmath>
 #include <string>
 #include <vector>
@@ -49,7 +50,8 @@ double cubic_kernel(double x, double a) {
 
 std::vector<double> coeffs_for(const ResizeAttrs& at, double ratio, double scale) {
   switch (at.mode) {
-    case ResizeAttrs::kNearest: return nearest_coeffs(ratio, at.nearest);
+    case ResizeAttrs::kNearest:
+      return nearest_coeffs(ratio, at.nearest);
     case ResizeAttrs::kLinear: {
       if (!at.antialias) return {1 - ratio, ratio};
       const double s = std::min(scale, 1.0);
@@ -127,7 +129,8 @@ AxisPlan plan_axis(const ResizeAttrs& at, int64_t in, int64_t out, double scale,
   }
   for (int64_t o = 0; o < out; ++o) {
     bool extra = false;
-    const double x = source_coord(at, static_cast<double>(o), scale, in, out, roi_start, roi_end, &extra);
+    const double x =
+        source_coord(at, static_cast<double>(o), scale, in, out, roi_start, roi_end, &extra);
     p.extrapolated[o] = extra;
     const double fl = std::floor(x);
     const double ratio = x == fl ? 1.0 : x - fl;
@@ -138,8 +141,10 @@ AxisPlan plan_axis(const ResizeAttrs& at, int64_t in, int64_t out, double scale,
     const double frac = x - fl;
     const int64_t base = static_cast<int64_t>(fl);
     int64_t start;
-    if (n % 2 == 0) start = base + (frac == 0 ? -(n / 2) : -(n / 2) + 1);
-    else start = base - (n - 1) / 2 + (frac <= 0.5 ? 0 : 1);
+    if (n % 2 == 0)
+      start = base + (frac == 0 ? -(n / 2) : -(n / 2) + 1);
+    else
+      start = base - (n - 1) / 2 + (frac <= 0.5 ? 0 : 1);
     if (at.exclude_outside) {
       double sum = 0;
       for (int64_t j = 0; j < n; ++j) {
@@ -159,8 +164,8 @@ AxisPlan plan_axis(const ResizeAttrs& at, int64_t in, int64_t out, double scale,
 }
 
 // Resizes `data` (dims `dims`) along `axis` with plan `p`.
-std::vector<double> apply_axis(const std::vector<double>& data, std::vector<int64_t>& dims, size_t axis,
-                               const AxisPlan& p, double extrapolation) {
+std::vector<double> apply_axis(const std::vector<double>& data, std::vector<int64_t>& dims,
+                               size_t axis, const AxisPlan& p, double extrapolation) {
   const int64_t outer = product(dims, 0, axis), in = dims[axis], inner = product(dims, axis + 1);
   std::vector<double> out(static_cast<size_t>(outer * p.out * inner), 0.0);
   for (int64_t a = 0; a < outer; ++a)
@@ -186,23 +191,28 @@ Result<ResizeAttrs> read_attrs(const KernelContext& ctx, bool legacy) {
   ResizeAttrs at;
   at.legacy = legacy;
   const std::string mode = node.attr_string("mode", "nearest");
-  if (mode == "nearest") at.mode = ResizeAttrs::kNearest;
-  else if (mode == "linear" || mode == "bilinear" || mode == "trilinear") at.mode = ResizeAttrs::kLinear;
-  else if (mode == "cubic" && !legacy) at.mode = ResizeAttrs::kCubic;
-  else return ctx.error("unknown mode '" + mode + "'");
+  if (mode == "nearest")
+    at.mode = ResizeAttrs::kNearest;
+  else if (mode == "linear" || mode == "bilinear" || mode == "trilinear")
+    at.mode = ResizeAttrs::kLinear;
+  else if (mode == "cubic" && !legacy)
+    at.mode = ResizeAttrs::kCubic;
+  else
+    return ctx.error("unknown mode '" + mode + "'");
   if (legacy) {
     at.coord = "asymmetric";
     return at;
   }
   at.coord = node.attr_string("coordinate_transformation_mode", "half_pixel");
-  static const char* const kCoords[] = {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel",
-                                        "align_corners", "asymmetric", "tf_crop_and_resize"};
+  static const char* const kCoords[] = {"half_pixel",         "half_pixel_symmetric",
+                                        "pytorch_half_pixel", "align_corners",
+                                        "asymmetric",         "tf_crop_and_resize"};
   if (std::find(std::begin(kCoords), std::end(kCoords), at.coord) == std::end(kCoords) ||
       (at.coord == "half_pixel_symmetric" && ctx.opset() < 19))
     return ctx.error("unknown coordinate_transformation_mode '" + at.coord + "'");
   at.nearest = node.attr_string("nearest_mode", "round_prefer_floor");
-  if (at.nearest != "round_prefer_floor" && at.nearest != "round_prefer_ceil" && at.nearest != "floor" &&
-      at.nearest != "ceil")
+  if (at.nearest != "round_prefer_floor" && at.nearest != "round_prefer_ceil" &&
+      at.nearest != "floor" && at.nearest != "ceil")
     return ctx.error("unknown nearest_mode '" + at.nearest + "'");
   at.cubic_a = node.attr_float("cubic_coeff_a", -0.75f);
   at.exclude_outside = node.attr_int("exclude_outside", 0) != 0;
@@ -213,7 +223,9 @@ Result<ResizeAttrs> read_attrs(const KernelContext& ctx, bool legacy) {
   return at;
 }
 
-const ir::Tensor* present(const ir::Tensor* t) { return t != nullptr && t->numel() > 0 ? t : nullptr; }
+const ir::Tensor* present(const ir::Tensor* t) {
+  return t != nullptr && t->numel() > 0 ? t : nullptr;
+}
 
 // Shared body: `scales_in`/`sizes_in`/`roi_in` as given (any may be null).
 Status resize_impl(KernelContext& ctx, const ResizeAttrs& at, std::vector<double> scales_in,
@@ -243,7 +255,8 @@ Status resize_impl(KernelContext& ctx, const ResizeAttrs& at, std::vector<double
     for (size_t i = 0; i < na; ++i) {
       if (!(scales_in[i] > 0)) return ctx.error("scales must be positive");
       scale[axes[i]] = scales_in[i];
-      out[axes[i]] = static_cast<int64_t>(std::floor(scales_in[i] * static_cast<double>(x.dims()[axes[i]])));
+      out[axes[i]] =
+          static_cast<int64_t>(std::floor(scales_in[i] * static_cast<double>(x.dims()[axes[i]])));
     }
   } else if (sizes_t != nullptr) {
     std::vector<int64_t> sizes = sizes_t->to_int64_vector();
@@ -255,10 +268,12 @@ Status resize_impl(KernelContext& ctx, const ResizeAttrs& at, std::vector<double
       out[axes[i]] = sizes[i];
       scale[axes[i]] = static_cast<double>(sizes[i]) / static_cast<double>(x.dims()[axes[i]]);
     }
-    const std::string policy = ctx.opset() >= 18 ? node.attr_string("keep_aspect_ratio_policy", "stretch") : "stretch";
+    const std::string policy =
+        ctx.opset() >= 18 ? node.attr_string("keep_aspect_ratio_policy", "stretch") : "stretch";
     if (policy == "not_larger" || policy == "not_smaller") {
       double s = scale[axes[0]];
-      for (int64_t a : axes) s = policy == "not_larger" ? std::min(s, scale[a]) : std::max(s, scale[a]);
+      for (int64_t a : axes)
+        s = policy == "not_larger" ? std::min(s, scale[a]) : std::max(s, scale[a]);
       for (int64_t a : axes) {
         scale[a] = s;
         out[a] = static_cast<int64_t>(s * static_cast<double>(x.dims()[a]) + 0.5);
@@ -288,7 +303,8 @@ Status resize_impl(KernelContext& ctx, const ResizeAttrs& at, std::vector<double
     const bool identity = std::abs(scale[a] - 1.0) <= 1e-9 && out[a] == dims[a] &&
                           std::abs(roi_start[a]) <= 1e-9 && std::abs(roi_end[a] - 1.0) <= 1e-9;
     if (identity) continue;
-    if (dims[a] == 0 && out[a] > 0) return ctx.error("cannot resize an empty axis to a non-empty one");
+    if (dims[a] == 0 && out[a] > 0)
+      return ctx.error("cannot resize an empty axis to a non-empty one");
     const AxisPlan p = plan_axis(at, dims[a], out[a], scale[a], roi_start[a], roi_end[a]);
     data = apply_axis(data, dims, static_cast<size_t>(a), p, at.extrapolation);
   }

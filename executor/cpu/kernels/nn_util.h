@@ -51,8 +51,8 @@ inline Result<Window> make_window(const KernelContext& ctx, const std::vector<in
   w.in.assign(x_dims.begin() + 2, x_dims.end());
   if (node.has_attr("kernel_shape")) kernel = node.attr_ints("kernel_shape");
   if (kernel.size() != r)
-    return ctx.error("kernel_shape has " + std::to_string(kernel.size()) + " dims but the input has " +
-                     std::to_string(r) + " spatial dims");
+    return ctx.error("kernel_shape has " + std::to_string(kernel.size()) +
+                     " dims but the input has " + std::to_string(r) + " spatial dims");
   w.kernel = kernel;
   w.strides = node.attr_ints("strides", std::vector<int64_t>(r, 1));
   w.dilations = use_dilations ? node.attr_ints("dilations", std::vector<int64_t>(r, 1))
@@ -119,7 +119,9 @@ inline ir::Tensor to_float_tensor(const ir::Tensor& t) {
 inline void store_from_float(const float* src, ir::Tensor* dst) {
   const int64_t n = dst->numel();
   switch (dst->dtype()) {
-    case ir::DType::kFloat: std::copy(src, src + n, dst->mutable_data<float>()); break;
+    case ir::DType::kFloat:
+      std::copy(src, src + n, dst->mutable_data<float>());
+      break;
     case ir::DType::kFloat16: {
       auto* p = dst->mutable_data<ir::Float16>();
       for (int64_t i = 0; i < n; ++i) p[i].bits = ir::float_to_half(src[i]);
@@ -135,16 +137,20 @@ inline void store_from_float(const float* src, ir::Tensor* dst) {
       for (int64_t i = 0; i < n; ++i) p[i] = src[i];
       break;
     }
-    default: break;
+    default:
+      break;
   }
 }
 
-inline bool is_half(ir::DType t) { return t == ir::DType::kFloat16 || t == ir::DType::kBFloat16; }
+inline bool is_half(ir::DType t) {
+  return t == ir::DType::kFloat16 || t == ir::DType::kBFloat16;
+}
 
 // Checks that optional/required inputs exist and returns a clear error otherwise.
 inline Status require_inputs(const KernelContext& ctx, std::initializer_list<size_t> which) {
   for (size_t i : which)
-    if (ctx.input(i) == nullptr) return ctx.error("required input " + std::to_string(i) + " is missing");
+    if (ctx.input(i) == nullptr)
+      return ctx.error("required input " + std::to_string(i) + " is missing");
   return Status::ok();
 }
 
@@ -156,8 +162,20 @@ inline Status require_inputs(const KernelContext& ctx, std::initializer_list<siz
 // parameters in activation_alpha / activation_beta / activation_gamma, required where used.
 struct Activation {
   enum Kind {
-    kIdentity, kRelu, kTanh, kSigmoid, kLeakyRelu, kClip, kHardSigmoid, kElu, kSelu,
-    kThresholdedRelu, kSoftplus, kSoftsign, kScaledTanh, kParametricSoftplus
+    kIdentity,
+    kRelu,
+    kTanh,
+    kSigmoid,
+    kLeakyRelu,
+    kClip,
+    kHardSigmoid,
+    kElu,
+    kSelu,
+    kThresholdedRelu,
+    kSoftplus,
+    kSoftsign,
+    kScaledTanh,
+    kParametricSoftplus
   } kind = kIdentity;
   double alpha = 0, beta = 0, gamma = 0;  // Clip: alpha = min, beta = max
 
@@ -165,19 +183,32 @@ struct Activation {
   C apply(C x) const {
     const C a = static_cast<C>(alpha), b = static_cast<C>(beta), g = static_cast<C>(gamma);
     switch (kind) {
-      case kIdentity: return x;
-      case kRelu: return x > C(0) ? x : C(0);
-      case kTanh: return std::tanh(x);
-      case kSigmoid: return C(1) / (C(1) + std::exp(-x));
-      case kLeakyRelu: return x >= C(0) ? x : a * x;
-      case kClip: return std::min(std::max(x, a), b);
-      case kHardSigmoid: return std::max(C(0), std::min(C(1), a * x + b));
-      case kElu: return x >= C(0) ? x : a * (std::exp(x) - C(1));
-      case kSelu: return g * (x > C(0) ? x : a * (std::exp(x) - C(1)));
-      case kThresholdedRelu: return x > a ? x : C(0);
-      case kSoftplus: return x > C(0) ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
-      case kSoftsign: return x / (C(1) + std::abs(x));
-      case kScaledTanh: return a * std::tanh(b * x);
+      case kIdentity:
+        return x;
+      case kRelu:
+        return x > C(0) ? x : C(0);
+      case kTanh:
+        return std::tanh(x);
+      case kSigmoid:
+        return C(1) / (C(1) + std::exp(-x));
+      case kLeakyRelu:
+        return x >= C(0) ? x : a * x;
+      case kClip:
+        return std::min(std::max(x, a), b);
+      case kHardSigmoid:
+        return std::max(C(0), std::min(C(1), a * x + b));
+      case kElu:
+        return x >= C(0) ? x : a * (std::exp(x) - C(1));
+      case kSelu:
+        return g * (x > C(0) ? x : a * (std::exp(x) - C(1)));
+      case kThresholdedRelu:
+        return x > a ? x : C(0);
+      case kSoftplus:
+        return x > C(0) ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
+      case kSoftsign:
+        return x / (C(1) + std::abs(x));
+      case kScaledTanh:
+        return a * std::tanh(b * x);
       case kParametricSoftplus: {
         const C t = b * x;
         return a * (t > C(0) ? t + std::log1p(std::exp(-t)) : std::log1p(std::exp(t)));
@@ -200,15 +231,22 @@ inline Result<Activation> read_conv_activation(const KernelContext& ctx) {
   const std::string name = node.attr_string("activation", "");
   const std::vector<float> params = node.attr_floats("activation_params");
   size_t want = 0;
-  if (name == "Relu") a.kind = Activation::kRelu;
-  else if (name == "Tanh") a.kind = Activation::kTanh;
-  else if (name == "Sigmoid") a.kind = Activation::kSigmoid;
-  else if (name == "LeakyRelu") a.kind = Activation::kLeakyRelu, want = 1;
-  else if (name == "Clip") a.kind = Activation::kClip, want = 2;
-  else if (name == "HardSigmoid") a.kind = Activation::kHardSigmoid, want = 2;
+  if (name == "Relu")
+    a.kind = Activation::kRelu;
+  else if (name == "Tanh")
+    a.kind = Activation::kTanh;
+  else if (name == "Sigmoid")
+    a.kind = Activation::kSigmoid;
+  else if (name == "LeakyRelu")
+    a.kind = Activation::kLeakyRelu, want = 1;
+  else if (name == "Clip")
+    a.kind = Activation::kClip, want = 2;
+  else if (name == "HardSigmoid")
+    a.kind = Activation::kHardSigmoid, want = 2;
   else
-    return ctx.unsupported("activation '" + name +
-                           "' (FusedConv supports Relu, Tanh, Sigmoid, LeakyRelu, Clip, HardSigmoid)");
+    return ctx.unsupported(
+        "activation '" + name +
+        "' (FusedConv supports Relu, Tanh, Sigmoid, LeakyRelu, Clip, HardSigmoid)");
   if (params.size() != want)
     return ctx.error("activation " + name + " needs " + std::to_string(want) +
                      " activation_params, got " + std::to_string(params.size()));
