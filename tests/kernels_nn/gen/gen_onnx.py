@@ -26,7 +26,7 @@ def randn(*shape, dtype=np.float32):
     return rng.standard_normal(shape).astype(dtype)
 
 
-def case(name, op, inputs, opset, n_outputs=1, output_names=None, ref=None, **attrs):
+def case(name, op, inputs, opset, n_outputs=1, output_names=None, ref=None, use_onnx_reference=False, **attrs):
     in_names = [n if a is not None else "" for n, a in inputs]
     out_names = output_names or [f"y{i}" for i in range(n_outputs)]
     node = helper.make_node(op, in_names, out_names, **attrs)
@@ -43,6 +43,9 @@ def case(name, op, inputs, opset, n_outputs=1, output_names=None, ref=None, **at
         results = ref(*[a for _, a in inputs if a is not None])
         results = results if isinstance(results, (list, tuple)) else [results]
         source = "numpy"
+    elif use_onnx_reference:
+        results = ReferenceEvaluator(model).run(None, feeds)
+        source = "onnx.reference (onnxruntime differs)"
     else:
         try:
             sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
@@ -192,6 +195,41 @@ def main():
     case("resize13_nearest_uint8", "Resize",
          [("x", rng.integers(0, 255, (1, 1, 3, 3)).astype(np.uint8)), ("roi", None),
           ("s", np.array([1, 1, 2, 1.5], np.float32))], 13, mode="nearest")
+
+    # Appended cases (new ones go last so the data of earlier cases stays byte-identical).
+    # Integer results are rounded half to even and saturated, as the ONNX reference does;
+    # onnxruntime truncates instead.
+    case("resize13_linear_uint8_round", "Resize",
+         [("x", rng.integers(0, 255, (1, 1, 3, 4)).astype(np.uint8)), ("roi", None),
+          ("s", np.array([1, 1, 1.7, 1.3], np.float32))], 13, mode="linear", use_onnx_reference=True)
+    case("resize18_linear_antialias_up_down", "Resize",
+         [("x", randn(1, 2, 6, 5)), ("roi", None), ("s", np.array([1, 1, 0.4, 1.6], np.float32))], 18,
+         mode="linear", antialias=1)
+    case("resize18_cubic_antialias_sizes", "Resize",
+         [("x", randn(1, 1, 7, 6)), ("roi", None), ("s", None), ("sz", np.array([3, 9], np.int64))], 18,
+         mode="cubic", antialias=1, axes=[2, 3])
+    case("resize18_axes_not_smaller_nearest", "Resize",
+         [("x", randn(1, 2, 4, 6)), ("roi", None), ("s", None), ("sz", np.array([5, 5], np.int64))], 18,
+         mode="nearest", axes=[3, 2], keep_aspect_ratio_policy="not_smaller", nearest_mode="floor")
+    case("resize19_half_pixel_symmetric_nearest", "Resize",
+         [("x", randn(1, 1, 5, 4)), ("roi", None), ("s", np.array([1, 1, 1.3, 0.7], np.float32))], 19,
+         mode="nearest", coordinate_transformation_mode="half_pixel_symmetric")
+    case("resize18_tf_crop_axes_extrapolate", "Resize",
+         [("x", randn(1, 2, 5, 5)), ("roi", np.array([0.2, -0.1, 0.9, 1.2], np.float32)), ("s", None),
+          ("sz", np.array([4, 6], np.int64))], 18,
+         mode="linear", axes=[2, 3], coordinate_transformation_mode="tf_crop_and_resize", extrapolation_value=-3.0)
+    case("batchnorm_opset7_spatial0", "BatchNormalization",
+         [("x", randn(2, 2, 3)), ("s", randn(2, 3)), ("b", randn(2, 3)), ("m", randn(2, 3)),
+          ("v", np.abs(randn(2, 3)) + 0.5)], 7, spatial=0,
+         ref=lambda x, s, b, m, v: (s * (x - m) / np.sqrt(v + 1e-5) + b).astype(np.float32))
+    case("layernorm_float16_stats", "LayerNormalization",
+         [("x", randn(2, 3, 8, dtype=np.float16)), ("s", randn(8, dtype=np.float16)), ("b", randn(8, dtype=np.float16))],
+         17, n_outputs=3)
+    case("maxpool_float16_indices", "MaxPool", [("x", randn(1, 2, 5, 5, dtype=np.float16))], 12, n_outputs=2,
+         kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+    case("averagepool_float16", "AveragePool", [("x", randn(1, 2, 5, 5, dtype=np.float16))], 11,
+         kernel_shape=[2, 2], strides=[1, 2])
+    case("matmul_k0", "MatMul", [("a", randn(2, 0)), ("b", randn(0, 3))], 13)
 
 
 def conv_ref(x, w, pads):
