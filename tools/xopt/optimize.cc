@@ -32,6 +32,7 @@ struct OptimizeOptions {
   bool quiet = false;
   std::string stats_json;
   std::string external_data;
+  std::string fold_max_bytes;
 };
 
 // "a,b" given once or repeated -> {"a", "b"}.
@@ -120,6 +121,13 @@ int run_optimize(const OptimizeOptions& o) {
     save.external = ir::SaveOptions::External::kAlways;
     save.external_threshold = *size;
   }
+  passes::PassOptions pass_options;
+  if (!o.fold_max_bytes.empty()) {
+    auto size = parse_size(o.fold_max_bytes);
+    if (!size.is_ok())
+      return report_error(kExitUsage, "--fold-max-bytes: " + size.status().message());
+    pass_options.fold_max_bytes = *size;
+  }
   if (!o.print_dir.empty()) {
     std::error_code ec;
     fs::create_directories(o.print_dir, ec);
@@ -165,8 +173,8 @@ int run_optimize(const OptimizeOptions& o) {
   st = ir::infer_shapes(*model.graph);
   if (!st.is_ok()) return report_error(kExitBadModel, st.message(), o.model);
 
-  passes::PassContext ctx;
-  ctx.mutable_options().shape_bindings = bindings;
+  pass_options.shape_bindings = bindings;
+  passes::PassContext ctx(std::move(pass_options));
   ctx.mark_shapes_valid();
   passes::PipelineStats stats;
   st = pm.run(model, ctx, &stats);
@@ -227,6 +235,9 @@ std::function<int()> setup_optimize(CLI::App& app) {
                  "Save every initializer of at least this size (e.g. 1KiB) to <output>.data; "
                  "'never' keeps all inline; default: external only when the input was or when "
                  "weights pass 2 GiB");
+  app.add_option("--fold-max-bytes", o->fold_max_bytes,
+                 "Constant folding leaves a result computed when it is larger than this (e.g. "
+                 "4MiB) and larger than its inputs (default 1MiB)");
   app.add_flag("-q,--quiet", o->quiet, "Do not print the statistics table");
   return [o] { return run_optimize(*o); };
 }

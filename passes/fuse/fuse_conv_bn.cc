@@ -1,0 +1,270 @@
+// Conv/ConvTranspose(x, W, b) -> BatchNormalization  ==>  Conv(x, W', b');
+// Gemm(A, B, C) or MatMul(A, B) -> BatchNormalization, B constant  ==>  Gemm(A, B', C');
+// BatchNormalization -> Conv(., W, b) without padding  ==>  Conv(x, W', b').
+// Inference BatchNormalization is y = x * s + t per channel, s = scale / sqrt(var + eps),
+// t = bias - mean * s; the affine map moves into the weights of the op beside it.
+#include <cmath>
+#include <optional>
+#include <unordered_set>
+#include <vector>
+
+#include "passes/fuse/fuse_util.h"
+#include "passes/pass_registry.h"
+#include "passes/rewrite.h"
+
+namespace xopt::passes {
+namespace {
+
+using fuse::float_values;
+using fuse::is_onnx_op;
+using fuse::make_float_tensor;
+using fuse::sole_reader;
+
+struct Affine {
+  ir::DType dtype;
+  std::vector<double> s, t;  // per channel
+};
+
+// The per-channel affine map of an inference-mode BatchNormalization with constant parameters.
+std::optional<Affine> bn_affine(const ir::Node& bn) {
+  if (!is_onnx_op(bn, "BatchNormalization") || bn.num_inputs() < 5) return std::nullopt;
+  const int64_t opset = bn.opset();
+  if (opset < 7 && bn.attr_int("is_test", 0) == 0) return std::nullopt;
+  if (opset < 9 && bn.attr_int("spatial", 1) == 0) return std::nullopt;
+  if (opset >= 14 && bn.attr_int("training_mode", 0) != 0) return std::nullopt;
+  // Running statistics or saved batch statistics as outputs mean training.
+  for (size_t i = 1; i < bn.num_outputs(); ++i)
+    if (bn.output(i) != nullptr) return std::nullopt;
+  std::vector<std::vector<double>> p;
+  ir::DType dtype = ir::DType::kUndefined;
+  for (size_t i = 1; i <= 4; ++i) {
+    auto t = constant_value(bn.input(i));
+    if (!t || t->rank() != 1) return std::nullopt;
+    auto v = float_values(*t);
+    if (!v) return std::nullopt;
+    if (i == 1) dtype = t->dtype();
+    if (t->dtype() != dtype || (i > 1 && v->size() != p[0].size())) return std::nullopt;
+    p.push_back(std::move(*v));
+  }
+  double eps = bn.attr_float("epsilon", 1e-5f);
+  Affine a{dtype, {}, {}};
+  for (size_t c = 0; c < p[0].size(); ++c) {
+    double s = p[0][c] / std::sqrt(p[3][c] + eps);
+    a.s.push_back(s);
+    a.t.push_back(p[1][c] - p[2][c] * s);
+  }
+  return a;
+}
+
+// A constant float tensor of `dtype`, with its values.
+struct Weight {
+  ir::Tensor tensor;
+  std::vector<double> values;
+};
+std::optional<Weight> constant_weight(const ir::Value* v, ir::DType dtype) {
+  auto t = constant_value(v);
+  if (!t || t->dtype() != dtype) return std::nullopt;
+  auto values = float_values(*t);
+  if (!values) return std::nullopt;
+  return Weight{std::move(*t), std::move(*values)};
+}
+
+std::vector<onnx::AttributeProto> attrs_of(const ir::Node& n) {
+  return n.attributes();
+}
+
+class FuseConvBn final : public Pass {
+ public:
+  static constexpr std::string_view kName = "fuse-conv-bn";
+  std::string_view name() const override { return kName; }
+  bool preserves_shapes() const override { return true; }
+
+  Result<bool> run(ir::Model& model, PassContext& ctx) override {
+    ir::Graph& g = *model.graph;
+    XOPT_RETURN_IF_ERROR(ctx.require_shapes(model));
+    bool changed = false;
+    std::unordered_set<const ir::Node*> removed;
+    for (ir::Node* bn : g.node_list()) {
+      if (removed.count(bn) || !is_onnx_op(*bn, "BatchNormalization")) continue;
+      auto affine = bn_affine(*bn);
+      if (!affine) continue;
+      const char* how = nullptr;
+      if (into_conv_before(g, bn, *affine, removed))
+        how = "into-conv";
+      else if (into_gemm_before(g, bn, *affine, removed))
+        how = "into-gemm";
+      else if (into_conv_after(g, bn, *affine, removed))
+        how = "into-following-conv";
+      if (how == nullptr) continue;
+      ctx.count(kName);
+      ctx.count(how);
+      changed = true;
+    }
+    return changed;
+  }
+
+ private:
+  // Conv: W [Cout, Cin/g, k...] scales by output channel. ConvTranspose: W [Cin, Cout/g, k...],
+  // output channel of W[ci, j] is (ci / (Cin/g)) * (Cout/g) + j.
+  static bool into_conv_before(ir::Graph& g, ir::Node* bn, const Affine& a,
+                               std::unordered_set<const ir::Node*>& removed) {
+    ir::Node* conv = bn->input(0)->producer();
+    if (conv == nullptr || !(is_onnx_op(*conv, "Conv") || is_onnx_op(*conv, "ConvTranspose")))
+      return false;
+    if (sole_reader(conv->output(0)) != bn || conv->num_outputs() != 1) return false;
+    auto w = constant_weight(conv->input(1), a.dtype);
+    if (!w || w->tensor.rank() < 3) return false;
+    std::optional<Weight> b;
+    if (conv->input(2) != nullptr) {
+      b = constant_weight(conv->input(2), a.dtype);
+      if (!b) return false;
+    }
+    const auto& dims = w->tensor.dims();
+    const int64_t channels = static_cast<int64_t>(a.s.size());
+    const bool transpose = conv->op_type() == "ConvTranspose";
+    const int64_t group = conv->attr_int("group", 1);
+    if (group < 1) return false;
+    const int64_t cout = transpose ? dims[1] * group : dims[0];
+    if (cout != channels || (transpose && dims[0] % group != 0)) return false;
+    if (b && b->values.size() != static_cast<size_t>(cout)) return false;
+
+    const int64_t inner = w->tensor.numel() / (dims[0] * dims[1]);
+    std::vector<double> wv = std::move(w->values);
+    for (int64_t i = 0; i < dims[0]; ++i)
+      for (int64_t j = 0; j < dims[1]; ++j) {
+        int64_t oc = transpose ? (i / (dims[0] / group)) * dims[1] + j : i;
+        double* p = wv.data() + (i * dims[1] + j) * inner;
+        for (int64_t k = 0; k < inner; ++k) p[k] *= a.s[oc];
+      }
+    std::vector<double> bv(cout);
+    for (int64_t c = 0; c < cout; ++c) bv[c] = (b ? b->values[c] : 0.0) * a.s[c] + a.t[c];
+    ir::Value* w2 =
+        g.add_initializer(conv->input(1)->name() + "_fused", make_float_tensor(a.dtype, dims, wv));
+    std::string bname =
+        conv->input(2) != nullptr ? conv->input(2)->name() : conv->output(0)->name() + "_bias";
+    ir::Value* b2 = g.add_initializer(bname + "_fused", make_float_tensor(a.dtype, {cout}, bv));
+    fuse::replace_chain(g, conv->op_type(), "", {conv->input(0), w2, b2}, attrs_of(*conv),
+                        bn->output(0), {conv, bn}, bn, removed);
+    return true;
+  }
+
+  // Gemm: Y = alpha * A' B' + beta * C with output channel n = column of Y. Scaling column n of
+  // B' by s[n] and replacing beta * C by (beta * C) * s + t (broadcast to [.., N]) gives BN(Y).
+  // MatMul with a 2-D A is the same with alpha = 1 and no C.
+  static bool into_gemm_before(ir::Graph& g, ir::Node* bn, const Affine& a,
+                               std::unordered_set<const ir::Node*>& removed) {
+    ir::Node* p = bn->input(0)->producer();
+    if (p == nullptr || sole_reader(p->output(0)) != bn || p->num_outputs() != 1) return false;
+    const bool gemm = is_onnx_op(*p, "Gemm");
+    if (!gemm && !is_onnx_op(*p, "MatMul")) return false;
+    if (g.opset("") < 7 || p->opset() < 7) return false;  // Gemm's unidirectional broadcast of C
+    const int64_t n = static_cast<int64_t>(a.s.size());
+    if (!gemm) {
+      const ir::Shape& as = p->input(0)->shape();
+      if (!as.has_rank() || as.rank() != 2) return false;
+    }
+    auto w = constant_weight(p->input(1), a.dtype);
+    if (!w || w->tensor.rank() != 2) return false;
+    const bool trans_b = gemm && p->attr_int("transB", 0) != 0;
+    const auto& bd = w->tensor.dims();
+    if ((trans_b ? bd[0] : bd[1]) != n) return false;
+    std::vector<double> bv = std::move(w->values);
+    for (int64_t i = 0; i < bd[0]; ++i)
+      for (int64_t j = 0; j < bd[1]; ++j) bv[i * bd[1] + j] *= a.s[trans_b ? i : j];
+
+    // C' = (beta * C) * s + t over broadcast(C dims, [N]).
+    const double beta = gemm ? p->attr_float("beta", 1.0f) : 0.0;
+    std::vector<int64_t> cdims = {n};
+    std::vector<double> cv;
+    if (gemm && p->input(2) != nullptr) {
+      auto c = constant_weight(p->input(2), a.dtype);
+      if (!c || c->tensor.rank() > 2) return false;
+      std::vector<int64_t> d = c->tensor.dims();
+      if (d.empty()) d = {1};
+      if (d.back() != 1 && d.back() != n) return false;
+      cdims = d;
+      cdims.back() = n;
+      int64_t rows = cdims.size() == 2 ? cdims[0] : 1;
+      cv.resize(static_cast<size_t>(rows * n));
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t j = 0; j < n; ++j) {
+          double x = c->values[static_cast<size_t>(r * d.back() + (d.back() == 1 ? 0 : j))];
+          cv[r * n + j] = beta * x * a.s[j] + a.t[j];
+        }
+    } else {
+      cv = a.t;
+    }
+    std::vector<onnx::AttributeProto> attrs;
+    if (gemm)
+      for (const auto& at : p->attributes())
+        if (at.name() != "beta") attrs.push_back(at);
+    ir::Value* b2 =
+        g.add_initializer(p->input(1)->name() + "_fused", make_float_tensor(a.dtype, bd, bv));
+    std::string cname =
+        gemm && p->input(2) != nullptr ? p->input(2)->name() : p->output(0)->name() + "_bias";
+    ir::Value* c2 = g.add_initializer(cname + "_fused", make_float_tensor(a.dtype, cdims, cv));
+    fuse::replace_chain(g, "Gemm", "", {p->input(0), b2, c2}, attrs, bn->output(0), {p, bn}, bn,
+                        removed);
+    return true;
+  }
+
+  // Conv(x * s + t) = Conv_W'(x) + b' with W'[o, i, k] = W[o, i, k] * s[ci(o, i)] and
+  // b'[o] = b[o] + sum_{i,k} W[o, i, k] * t[ci(o, i)], exact only when no padding is read (a pad
+  // would be 0 where BN would have given t).
+  static bool into_conv_after(ir::Graph& g, ir::Node* bn, const Affine& a,
+                              std::unordered_set<const ir::Node*>& removed) {
+    ir::Node* conv = sole_reader(bn->output(0));
+    if (conv == nullptr || !is_onnx_op(*conv, "Conv") || conv->input(0) != bn->output(0))
+      return false;
+    std::string auto_pad = conv->attr_string("auto_pad", "NOTSET");
+    if (auto_pad != "NOTSET" && auto_pad != "VALID") return false;
+    if (auto_pad == "NOTSET")
+      for (int64_t pad : conv->attr_ints("pads"))
+        if (pad != 0) return false;
+    auto w = constant_weight(conv->input(1), a.dtype);
+    if (!w || w->tensor.rank() < 3) return false;
+    std::optional<Weight> b;
+    if (conv->input(2) != nullptr) {
+      b = constant_weight(conv->input(2), a.dtype);
+      if (!b) return false;
+    }
+    const auto& dims = w->tensor.dims();
+    const int64_t group = conv->attr_int("group", 1);
+    const int64_t cout = dims[0], cin_g = dims[1];
+    if (group < 1 || cout % group != 0 || cin_g * group != static_cast<int64_t>(a.s.size()))
+      return false;
+    const int64_t inner = w->tensor.numel() / (cout * cin_g);
+    std::vector<double> wv = std::move(w->values);
+    std::vector<double> bv(cout);
+    for (int64_t o = 0; o < cout; ++o) {
+      double acc = b ? b->values[o] : 0.0;
+      const int64_t first = (o / (cout / group)) * cin_g;
+      for (int64_t i = 0; i < cin_g; ++i) {
+        double* p = wv.data() + (o * cin_g + i) * inner;
+        for (int64_t k = 0; k < inner; ++k) {
+          acc += p[k] * a.t[first + i];
+          p[k] *= a.s[first + i];
+        }
+      }
+      bv[o] = acc;
+    }
+    ir::Value* w2 =
+        g.add_initializer(conv->input(1)->name() + "_fused", make_float_tensor(a.dtype, dims, wv));
+    std::string bname =
+        conv->input(2) != nullptr ? conv->input(2)->name() : conv->output(0)->name() + "_bias";
+    ir::Value* b2 = g.add_initializer(bname + "_fused", make_float_tensor(a.dtype, {cout}, bv));
+    fuse::replace_chain(g, "Conv", "", {bn->input(0), w2, b2}, attrs_of(*conv), conv->output(0),
+                        {conv, bn}, conv, removed);
+    return true;
+  }
+};
+
+}  // namespace
+
+XOPT_REGISTER_PASS(FuseConvBn,
+                   "folds inference BatchNormalization into the weights of a preceding Conv, "
+                   "ConvTranspose, Gemm or MatMul (constant weights), or of a following Conv "
+                   "without padding",
+                   {{"fuse", 10}});
+
+}  // namespace xopt::passes

@@ -1,0 +1,62 @@
+// Gemm(A, B, C) -> Relu | LeakyRelu | Sigmoid | HardSigmoid | Tanh | Elu | Selu | ThresholdedRelu
+// | Softplus | Softsign  ==>
+// com.microsoft.FusedGemm(A, B, C) <activation, activation_alpha, activation_beta>, the
+// onnxruntime fused op (which names the activation's attributes with an "activation_" prefix).
+#include <unordered_set>
+#include <vector>
+
+#include "passes/fuse/fuse_util.h"
+#include "passes/pass_registry.h"
+
+namespace xopt::passes {
+namespace {
+
+using fuse::is_onnx_op;
+using fuse::sole_reader;
+
+class FuseGemmActivation final : public Pass {
+ public:
+  static constexpr std::string_view kName = "fuse-gemm-activation";
+  std::string_view name() const override { return kName; }
+  bool preserves_shapes() const override { return true; }
+
+  Result<bool> run(ir::Model& model, PassContext& ctx) override {
+    ir::Graph& g = *model.graph;
+    XOPT_RETURN_IF_ERROR(ctx.require_shapes(model));
+    bool changed = false;
+    std::unordered_set<const ir::Node*> removed;
+    for (ir::Node* act : g.node_list()) {
+      if (removed.count(act)) continue;
+      auto activation = fuse::match_activation(*act);
+      if (!activation || !activation->gemm) continue;
+      ir::Value* y = act->input(0);
+      ir::Node* gemm = y->producer();
+      if (gemm == nullptr || !is_onnx_op(*gemm, "Gemm") || sole_reader(y) != act) continue;
+      // Before opset 7 Gemm had a `broadcast` attribute FusedGemm does not know.
+      if (gemm->opset() < 7 || y->dtype() != ir::DType::kFloat) continue;
+      std::vector<onnx::AttributeProto> attrs = gemm->attributes();
+      onnx::AttributeProto a;
+      a.set_name("activation");
+      a.set_type(onnx::AttributeProto::STRING);
+      a.set_s(activation->name);
+      attrs.push_back(a);
+      for (const auto& p : activation->gemm_attrs) attrs.push_back(p);
+      g.require_opset("com.microsoft", 1);
+      fuse::replace_chain(g, "FusedGemm", "com.microsoft", gemm->inputs(), attrs, act->output(0),
+                          {gemm, act}, act, removed);
+      ctx.count(kName);
+      ctx.count(activation->name);
+      changed = true;
+    }
+    return changed;
+  }
+};
+
+}  // namespace
+
+XOPT_REGISTER_PASS(FuseGemmActivation,
+                   "fuses Gemm + Relu/LeakyRelu/Sigmoid/HardSigmoid/Tanh/Elu/Selu/"
+                   "ThresholdedRelu/Softplus/Softsign into com.microsoft.FusedGemm",
+                   {{"fuse", 50}});
+
+}  // namespace xopt::passes
