@@ -212,6 +212,14 @@ Result<ir::Tensor> read_tensor_file(const std::string& path) {
   if (!in) return io_error("cannot open '" + path + "'");
   onnx::TensorProto p;
   if (!p.ParseFromIstream(&in)) return invalid_model("'" + path + "' is not a TensorProto");
+  // Valid ONNX element types that xopt's IR (and the system's onnx.proto) do not represent.
+  static const char* const kNewer[] = {
+      "float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz", "uint4",      "int4",
+      "float4e2m1",   "float8e8m0",     "uint2",      "int2",           "float6e2m3", "float6e3m2"};
+  const int dt = p.data_type();
+  if (dt > static_cast<int>(ir::DType::kBFloat16) && dt <= 28)
+    return unsupported(fs::path(path).filename().string() + ": element type " + kNewer[dt - 17] +
+                       " is not represented in xopt's IR");
   auto t = ir::tensor_from_proto(std::move(p), fs::path(path).parent_path().string());
   if (!t.is_ok()) return t.status().with_context(fs::path(path).filename().string() + ": ");
   return t;
