@@ -64,6 +64,21 @@ void copy_field(Tensor& t, const Src& field) {
   for (const auto& v : field) out[i++] = static_cast<Dst>(v);
 }
 
+// Elements stored in the typed field that `dtype` uses (complex types store two values per element).
+int64_t typed_count(const onnx::TensorProto& p, DType dtype) {
+  switch (dtype) {
+    case DType::kFloat: return p.float_data_size();
+    case DType::kComplex64: return p.float_data_size() / 2;
+    case DType::kDouble: return p.double_data_size();
+    case DType::kComplex128: return p.double_data_size() / 2;
+    case DType::kInt64: return p.int64_data_size();
+    case DType::kUInt32:
+    case DType::kUInt64: return p.uint64_data_size();
+    case DType::kString: return p.string_data_size();
+    default: return p.int32_data_size();
+  }
+}
+
 Status decode_typed(const onnx::TensorProto& p, Tensor& t) {
   const auto n = static_cast<size_t>(t.numel());
   auto check = [&](int size, size_t per) -> Status {
@@ -132,7 +147,12 @@ Result<Tensor> tensor_from_proto(onnx::TensorProto p, const std::string& base_di
     return invalid_model("tensor '" + p.name() + "' has no valid data_type");
   if (p.has_segment()) return unsupported("tensor '" + p.name() + "' uses segments");
 
-  const int64_t n = numel(dims);
+  int64_t n = 1;
+  for (int64_t d : dims) {
+    if (d != 0 && n > (int64_t{1} << 50) / d)
+      return invalid_model("tensor '" + p.name() + "' has an impossibly large shape");
+    n *= d;
+  }
   if (p.data_location() == onnx::TensorProto::EXTERNAL) {
     if (encoding) *encoding = TensorEncoding::kExternal;
     std::string location;
@@ -178,6 +198,12 @@ Result<Tensor> tensor_from_proto(onnx::TensorProto p, const std::string& base_di
     return Tensor(dtype, std::move(dims), std::move(storage));
   }
   if (encoding) *encoding = TensorEncoding::kTyped;
+  // Check the payload's element count before allocating: a malformed proto must not make us allocate
+  // whatever its dims claim.
+  const int64_t have = typed_count(p, dtype);
+  if (have != n)
+    return invalid_model("tensor '" + p.name() + "' has " + std::to_string(have) + " values for " +
+                         std::to_string(n) + " elements");
   Tensor t(dtype, std::move(dims));
   XOPT_RETURN_IF_ERROR(decode_typed(p, t));
   return t;

@@ -7,6 +7,7 @@
 #include <random>
 
 #include "ir/onnx_io.h"
+#include "ir/tensor_proto.h"
 #include "ir/text.h"
 #include "ir/verifier.h"
 #include "tests/util/test_util.h"
@@ -134,6 +135,23 @@ g (float[1,4] x) => (float[1,4] y, float[1,4] z) {
   Status s = ir::verify(*m->graph);
   ASSERT_FALSE(s.is_ok());
   EXPECT_NE(s.message().find("'z'"), std::string::npos) << s.message();
+}
+
+}  // namespace
+}  // namespace xopt
+
+namespace xopt {
+namespace {
+
+TEST(LoadErrors, TypedTensorWithTooFewValuesIsRefusedBeforeAllocating) {
+  onnx::TensorProto t;
+  t.set_name("huge");
+  t.set_data_type(onnx::TensorProto::FLOAT);
+  t.add_dims(int64_t{1} << 40);  // would be 4 TiB if allocated
+  t.add_float_data(1.0f);
+  auto r = ir::tensor_from_proto(t, ".");
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_NE(r.status().message().find("'huge' has 1 values"), std::string::npos) << r.status().message();
 }
 
 }  // namespace
