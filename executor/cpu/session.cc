@@ -9,6 +9,7 @@
 #include "executor/cpu/allocator.h"
 #include "executor/cpu/broadcast.h"
 #include "executor/cpu/kernel.h"
+#include "planner/planner.h"
 
 namespace xopt::exec {
 
@@ -100,34 +101,13 @@ Result<std::vector<const ir::Node*>> execution_order(const ir::Graph& graph,
   std::vector<const ir::Node*> order;
   for (const ir::Node* n : graph.nodes()) order.push_back(n);
   if (plan == nullptr || plan->node_order.empty()) return order;
-  if (plan->node_order.size() != order.size())
-    return invalid_argument("memory plan: node_order lists " +
-                            std::to_string(plan->node_order.size()) + " nodes but the graph has " +
-                            std::to_string(order.size()));
-  bool same = true;
-  for (size_t i = 0; same && i < order.size(); ++i) same = plan->node_order[i] == order[i]->name();
+  // The graph's own order, named the way plans name nodes (planner::node_key): accepted even when
+  // keys repeat, since positions then say which node is meant.
+  bool same = plan->node_order.size() == order.size();
+  for (size_t i = 0; same && i < order.size(); ++i)
+    same = plan->node_order[i] == planner::node_key(*order[i]);
   if (same) return order;
-  std::unordered_map<std::string, const ir::Node*> by_name;
-  std::unordered_map<std::string, int> count;
-  for (const ir::Node* n : order) {
-    by_name[n->name()] = n;
-    ++count[n->name()];
-  }
-  std::vector<const ir::Node*> out;
-  std::unordered_map<const ir::Node*, bool> seen;
-  for (const std::string& name : plan->node_order) {
-    auto it = by_name.find(name);
-    if (it == by_name.end())
-      return invalid_argument("memory plan: node '" + name + "' of node_order is not in the graph");
-    if (count[name] > 1 || name.empty())
-      return invalid_argument("memory plan: node name '" + name +
-                              "' is not unique in the graph, so node_order is ambiguous");
-    if (seen[it->second])
-      return invalid_argument("memory plan: node '" + name + "' appears twice in node_order");
-    seen[it->second] = true;
-    out.push_back(it->second);
-  }
-  return out;
+  return planner::resolve_node_order(graph, *plan);
 }
 
 Result<std::vector<ir::Tensor>> run_model(const ir::Model& model,
@@ -290,7 +270,7 @@ Result<planner::MemoryPlan> sequential_plan(const ir::Model& model,
   plan.alignment = alignment;
   plan.strategy = "sequential";
   plan.io_in_arena = io_in_arena;
-  for (const ir::Node* n : order) plan.node_order.push_back(n->name());
+  for (const ir::Node* n : order) plan.node_order.push_back(planner::node_key(*n));
   auto round_up = [&](size_t b) { return (b + alignment - 1) / alignment * alignment; };
   auto add = [&](const ir::Value* v, size_t nbytes, int first) {
     int lu = -1;

@@ -232,7 +232,7 @@ TEST(SessionArena, NodeOrderMustMatchTheGraph) {
   ro.plan = &*plan;
   auto out = run_model(m, chain_inputs(), ro);
   ASSERT_FALSE(out.is_ok());
-  EXPECT_NE(out.status().message().find("node_order lists 2 nodes but the graph has 3"),
+  EXPECT_NE(out.status().message().find("node_order lists 2 nodes, the graph has 3"),
             std::string::npos)
       << out.status().message();
 }
