@@ -1,6 +1,7 @@
 // Conv and ConvTranspose for 1-D, 2-D, 3-D (any rank) inputs: im2col / col2im around a BLAS GEMM.
 #include "executor/cpu/kernels/nn_conv.h"
 
+#include <memory>
 #include <vector>
 
 #include "executor/cpu/gemm.h"
@@ -117,14 +118,15 @@ void conv_core(const Window& w, int64_t group, int64_t n_batch, int64_t c_in, in
   const int64_t in_size = product(w.in), out_size = product(w.out), ksize = product(w.kernel);
   const int64_t cg = c_in / group, mg = m_out / group, kdim = cg * ksize;
   const bool pointwise = is_pointwise(w);
-  std::vector<T> col(pointwise ? 0 : static_cast<size_t>(kdim * out_size));
+  // Uninitialised: im2col writes every element.
+  std::unique_ptr<T[]> col(pointwise ? nullptr : new T[static_cast<size_t>(kdim * out_size)]);
   for (int64_t n = 0; n < n_batch; ++n) {
     for (int64_t g = 0; g < group; ++g) {
       const T* xg = x + (n * c_in + g * cg) * in_size;
       const T* b = xg;
       if (!pointwise) {
-        im2col(w, xg, cg, col.data());
-        b = col.data();
+        im2col(w, xg, cg, col.get());
+        b = col.get();
       }
       T* yg = y + (n * m_out + g * mg) * out_size;
       gemm<T>(false, false, mg, out_size, kdim, 1.0, wt + g * mg * kdim, kdim, b, out_size, 0.0, yg,

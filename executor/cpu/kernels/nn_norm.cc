@@ -11,7 +11,14 @@ namespace {
 
 std::vector<double> to_doubles(const ir::Tensor& t) {
   std::vector<double> v(static_cast<size_t>(t.numel()));
-  for (int64_t i = 0; i < t.numel(); ++i) v[i] = t.as_double(i);
+  const Status st = dispatch_numeric(t.dtype(), [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    const T* p = t.data<T>();
+    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<double>(to_compute(p[i]));
+    return Status::ok();
+  });
+  if (!st.is_ok())
+    for (size_t i = 0; i < v.size(); ++i) v[i] = t.as_double(static_cast<int64_t>(i));
   return v;
 }
 
@@ -61,9 +68,33 @@ Status batch_norm(KernelContext& ctx) {
                        std::to_string(ch));
   const std::vector<double> scale = to_doubles(*ctx.input(1)), bias = to_doubles(*ctx.input(2));
   std::vector<double> mean = to_doubles(*ctx.input(3)), var = to_doubles(*ctx.input(4));
+  if (!training) {
+    for (size_t i = 1; i < ctx.num_outputs(); ++i)
+      if (ctx.wants_output(i))
+        return ctx.error("output " + std::to_string(i) + " exists only in training mode");
+    // y = x * a + c per channel, in the compute type.
+    XOPT_ASSIGN_OR_RETURN(ir::Tensor * yt, ctx.output(0, x.dtype(), x.dims()));
+    return dispatch_float(x.dtype(), [&](auto tag) -> Status {
+      using T = typename decltype(tag)::type;
+      using C = compute_t<T>;
+      const T* xd = x.data<T>();
+      T* yd = yt->mutable_data<T>();
+      for (int64_t k = 0; k < ch; ++k) {
+        const double a = scale[k] / std::sqrt(var[k] + eps);
+        const C ca = static_cast<C>(a), cc = static_cast<C>(bias[k] - mean[k] * a);
+        for (int64_t b = 0; b < n; ++b) {
+          const int64_t base = (b * ch + k) * inner;
+          for (int64_t i = 0; i < inner; ++i)
+            yd[base + i] = from_compute<T>(static_cast<C>(to_compute(xd[base + i]) * ca + cc));
+        }
+      }
+      return Status::ok();
+    });
+  }
   const std::vector<double> xv = to_doubles(x);
+  // Training: batch statistics.
   std::vector<double> bmean(ch, 0.0), bvar(ch, 0.0);
-  if (training) {
+  {
     const double count = static_cast<double>(n * inner);
     for (int64_t b = 0; b < n; ++b)
       for (int64_t k = 0; k < ch; ++k)
@@ -77,25 +108,17 @@ Status batch_norm(KernelContext& ctx) {
         }
     for (auto& v : bvar) v /= count;
   }
-  const std::vector<double>& use_mean = training ? bmean : mean;
-  const std::vector<double>& use_var = training ? bvar : var;
   std::vector<double> y(xv.size());
   for (int64_t b = 0; b < n; ++b)
     for (int64_t k = 0; k < ch; ++k) {
-      const double a = scale[k] / std::sqrt(use_var[k] + eps);
+      const double a = scale[k] / std::sqrt(bvar[k] + eps);
       for (int64_t i = 0; i < inner; ++i) {
         const int64_t at = (b * ch + k) * inner + i;
-        y[at] = (xv[at] - use_mean[k]) * a + bias[k];
+        y[at] = (xv[at] - bmean[k]) * a + bias[k];
       }
     }
   XOPT_ASSIGN_OR_RETURN(ir::Tensor * yt, ctx.output(0, x.dtype(), x.dims()));
   XOPT_RETURN_IF_ERROR(store(y, yt));
-  if (!training) {
-    for (size_t i = 1; i < ctx.num_outputs(); ++i)
-      if (ctx.wants_output(i))
-        return ctx.error("output " + std::to_string(i) + " exists only in training mode");
-    return Status::ok();
-  }
   std::vector<double> run_mean(ch), run_var(ch);
   for (int64_t k = 0; k < ch; ++k) {
     run_mean[k] = mean[k] * momentum + bmean[k] * (1 - momentum);

@@ -48,10 +48,61 @@ struct PoolParams {
   bool col_major = false;  // MaxPool storage_order=1 for Indices
 };
 
+// 2-D max / average pooling without Indices: the common CNN case, done with direct loops.
+template <typename T>
+void pool_2d(const Window& w, const PoolParams& pp, int64_t nc, const T* x, T* y) {
+  using C = compute_t<T>;
+  const int64_t ih = w.in[0], iw = w.in[1], oh = w.out[0], ow = w.out[1];
+  const int64_t kh = w.kernel[0], kw = w.kernel[1], sh = w.strides[0], sw = w.strides[1];
+  const int64_t dh = w.dilations[0], dw = w.dilations[1], ph = w.pads[0], pw = w.pads[1];
+  const int64_t eh = w.pads[2], ew = w.pads[3];
+  for (int64_t s = 0; s < nc; ++s) {
+    const T* xs = x + s * ih * iw;
+    T* ys = y + s * oh * ow;
+    for (int64_t i = 0; i < oh; ++i) {
+      const int64_t h0 = i * sh - ph;
+      for (int64_t j = 0; j < ow; ++j) {
+        const int64_t w0 = j * sw - pw;
+        C best = std::numeric_limits<C>::lowest();
+        double acc = 0.0;
+        int64_t count = 0, padded_h = 0, padded_w = 0;
+        for (int64_t a = 0; a < kh; ++a) {
+          const int64_t h = h0 + a * dh;
+          if (h < ih + eh) ++padded_h;
+          if (h < 0 || h >= ih) continue;
+          for (int64_t b = 0; b < kw; ++b) {
+            const int64_t ww = w0 + b * dw;
+            if (ww < 0 || ww >= iw) continue;
+            const C v = to_compute(xs[h * iw + ww]);
+            if (pp.kind == PoolKind::kMax) {
+              if (count == 0 || v > best) best = v;
+            } else {
+              acc += static_cast<double>(v);
+            }
+            ++count;
+          }
+        }
+        for (int64_t b = 0; b < kw; ++b)
+          if (w0 + b * dw < iw + ew) ++padded_w;
+        if (pp.kind == PoolKind::kMax) {
+          ys[i * ow + j] = from_compute<T>(best);
+        } else {
+          const int64_t div = pp.count_include_pad ? padded_h * padded_w : count;
+          ys[i * ow + j] = from_compute<T>(static_cast<C>(acc / static_cast<double>(div)));
+        }
+      }
+    }
+  }
+}
+
 // Pools one tensor. `indices` (MaxPool only) receives flat input indices when not null.
 template <typename T>
 void pool(const Window& w, const PoolParams& pp, int64_t nc, const T* x, T* y, int64_t* indices) {
   using C = compute_t<T>;
+  if (w.rank() == 2 && indices == nullptr && pp.kind != PoolKind::kLp) {
+    pool_2d(w, pp, nc, x, y);
+    return;
+  }
   const size_t r = w.rank();
   const Taps taps = make_taps(w);
   const int64_t in_size = product(w.in), out_size = product(w.out);
