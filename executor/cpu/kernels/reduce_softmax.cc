@@ -23,17 +23,20 @@ void softmax_rows(const T* src, T* dst, int64_t outer, int64_t n, int64_t inner,
         buf[static_cast<size_t>(j)] = v;
         if (v > mx) mx = v;
       }
-      // An all -inf row keeps its NaN (0/0) as the reference does; a +inf maximum likewise.
+      // Shifted values (x - max) keep full precision for LogSoftmax of large inputs. An all -inf
+      // row gives NaN (0/0), as the reference does.
       double sum = 0;
       for (int64_t j = 0; j < n; ++j) {
-        C e = std::exp(buf[static_cast<size_t>(j)] - mx);
+        C& b = buf[static_cast<size_t>(j)];
+        b -= mx;
+        C e = std::exp(b);
         sum += static_cast<double>(e);
-        if (!log) buf[static_cast<size_t>(j)] = e;
+        if (!log) b = e;
       }
       if (log) {
-        const C shift = mx + static_cast<C>(std::log(sum));
+        const C lse = static_cast<C>(std::log(sum));
         for (int64_t j = 0; j < n; ++j)
-          t[j * inner] = from_compute<T>(buf[static_cast<size_t>(j)] - shift);
+          t[j * inner] = from_compute<T>(buf[static_cast<size_t>(j)] - lse);
       } else {
         const C scale = static_cast<C>(1.0 / sum);
         for (int64_t j = 0; j < n; ++j)

@@ -31,8 +31,9 @@ Status topk(KernelContext& ctx) {
   const int64_t outer = product(x->dims(), 0, a), inner = product(x->dims(), a + 1, x->rank());
   std::vector<int64_t> out_dims = x->dims();
   out_dims[a] = k;
-  XOPT_ASSIGN_OR_RETURN(ir::Tensor * values, ctx.output(0, x->dtype(), out_dims));
+  // Output 1 first: allocating it may grow the context's output list, which would move output 0.
   XOPT_ASSIGN_OR_RETURN(ir::Tensor * indices, ctx.output(1, ir::DType::kInt64, out_dims));
+  XOPT_ASSIGN_OR_RETURN(ir::Tensor * values, ctx.output(0, x->dtype(), out_dims));
   return dispatch_numeric(x->dtype(), [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;

@@ -63,7 +63,8 @@ U* mutable_elems(ir::Tensor& t) {
     return static_cast<U*>(t.mutable_raw_data());
 }
 
-// Copies all elements of `src` into `dst` (same numel and dtype).
+// Copies all elements of `src` into `dst` (same numel and dtype). In arena mode a view op's output
+// slot may be its input's bytes (the plan's alias): then there is nothing to copy.
 inline void copy_elements(const ir::Tensor& src, ir::Tensor* dst) {
   if (src.dtype() == ir::DType::kString) {
     auto& out = dst->mutable_strings();
@@ -72,7 +73,9 @@ inline void copy_elements(const ir::Tensor& src, ir::Tensor* dst) {
     return;
   }
   size_t n = src.nbytes();
-  if (n > 0) std::memcpy(dst->mutable_raw_data(), src.raw_data(), n);
+  if (n == 0) return;
+  void* d = dst->mutable_raw_data();
+  if (d != src.raw_data()) std::memmove(d, src.raw_data(), n);
 }
 
 inline int64_t product(const std::vector<int64_t>& dims, size_t begin, size_t end) {
