@@ -166,6 +166,29 @@ TEST(SessionArena, InPlacePlanIsHonoured) {
   EXPECT_TRUE((*arena)[0].same_contents((*simple)[0]));
 }
 
+// Every step in place: s over x (Add with a broadcast operand), r over s (Relu), y over r (Mul by a
+// scalar), all at one offset.
+TEST(SessionArena, ChainOfInPlaceBroadcastOpsIsHonoured) {
+  ir::Model m = parse(kChain);
+  auto plan = sequential_plan(m, chain_inputs(), /*io_in_arena=*/true);
+  ASSERT_TRUE(plan.is_ok());
+  const std::map<std::string, std::string> alias = {{"s", "x"}, {"r", "s"}, {"y", "r"}};
+  const size_t base = plan->find("x")->offset;
+  for (auto& v : plan->values) {
+    auto it = alias.find(v.name);
+    if (it == alias.end()) continue;
+    v.offset = base;
+    v.alias_of = it->second;
+  }
+  ASSERT_TRUE(planner::check_plan(*plan).is_ok()) << planner::check_plan(*plan).message();
+  RunOptions ro;
+  ro.plan = &*plan;
+  auto arena = run_model(m, chain_inputs(), ro);
+  ASSERT_TRUE(arena.is_ok()) << arena.status().message();
+  auto simple = run_model(m, chain_inputs());
+  EXPECT_TRUE((*arena)[0].same_contents((*simple)[0]));
+}
+
 TEST(SessionArena, OverlappingLiveValuesAreRefusedByName) {
   ir::Model m = parse(kChain);
   auto plan = sequential_plan(m, chain_inputs(), true);
