@@ -1,5 +1,7 @@
-// node whose outputs nobody reads (and none is a graph output) ==> removed; likewise unused
-// initializers (not graph inputs) and value_info entries for values that no longer exist.
+// y = Op(...) with y unread and not a graph output  ==>  (nothing); same for unused initializers.
+//
+// Also drops value_info entries naming values that no longer exist. Initializers that are graph
+// inputs stay (the model's interface), and reads from inside subgraphs count as uses.
 #include <vector>
 
 #include "passes/pass_registry.h"

@@ -1,7 +1,8 @@
-// y = Op(x) where Op provably returns x unchanged (Identity, inference Dropout, Cast to x's type,
-// Reshape/Expand to x's shape, identity Transpose, whole-tensor Slice, zero Pad, one-input Concat)
-// ==> readers of y read x. A graph output keeps its name: x is renamed to it, or, when x's own name
-// must stay too, the op becomes an Identity.
+// y = Op(x) where Op returns x unchanged  ==>  readers of y read x.
+//
+// The no-ops: Identity, inference Dropout, Cast to x's type, Reshape/Expand to x's shape, identity
+// Transpose, whole-tensor Slice, zero Pad, one-input Concat. A graph output keeps its name: x is
+// renamed to it, or, when x's own name must stay too (a graph input), the op becomes an Identity.
 #include <cstdint>
 #include <limits>
 #include <vector>

@@ -1,5 +1,7 @@
-// Shape(x) / Size(x) where the dims it reads are static ==> an int64 initializer holding them
-// (a Constant node when the result is a graph output, so outputs stay node results).
+// Shape(x) / Size(x) with the dims it reads static  ==>  int64 initializer holding them.
+//
+// When the result is a graph output it becomes a Constant node of the same name instead, so graph
+// outputs stay node results.
 #include <algorithm>
 #include <vector>
 
