@@ -1,0 +1,1 @@
+2pad2pad2pad2a02bc12pad222def32padBy0
