@@ -12,6 +12,7 @@
 #include "passes/pass_manager.h"
 #include "passes/pass_registry.h"
 #include "tools/xopt/command.h"
+#include "tools/xopt/validate.h"
 
 namespace xopt::tool {
 namespace {
@@ -33,6 +34,9 @@ struct OptimizeOptions {
   std::string stats_json;
   std::string external_data;
   std::string fold_max_bytes;
+  bool list_ops = false;
+  bool validate = false;
+  ValidateFlags validation;
 };
 
 // "a,b" given once or repeated -> {"a", "b"}.
@@ -96,6 +100,7 @@ bool same_file(const std::string& a, const std::string& b) {
 
 int run_optimize(const OptimizeOptions& o) {
   if (o.list_passes) return list_passes();
+  if (o.list_ops) return list_ops();
   if (o.model.empty()) return report_error(kExitUsage, "no model given (see xopt --help)");
   const std::string out = o.output.empty() ? default_output(o.model) : o.output;
   if (same_file(out, o.model))
@@ -200,6 +205,16 @@ int run_optimize(const OptimizeOptions& o) {
   std::printf("wrote %s (%lld nodes, was %lld)\n", out.c_str(),
               static_cast<long long>(stats.nodes_after),
               static_cast<long long>(stats.nodes_before));
+  if (o.validate) {
+    // The output stays written even on a mismatch (so it can be inspected); the exit status says.
+    std::fflush(stdout);
+    auto original = ir::load_model(o.model);
+    if (!original.is_ok()) return report(original.status(), o.model);
+    st = ir::bind_input_shapes(*original->graph, bindings);
+    if (!st.is_ok()) return report_error(kExitUsage, st.message(), o.model);
+    return validate_models(*original, &model, o.validation, bindings, o.model + " (original)",
+                           out + " (optimized)");
+  }
   return kExitOk;
 }
 
@@ -239,6 +254,13 @@ std::function<int()> setup_optimize(CLI::App& app) {
                  "Constant folding leaves a result computed when it is larger than this (e.g. "
                  "4MiB) and larger than its inputs (default 1MiB)");
   app.add_flag("-q,--quiet", o->quiet, "Do not print the statistics table");
+  app.add_flag("--list-ops", o->list_ops,
+               "List the ops the CPU executor has kernels for (op, domain, opsets) and exit");
+  app.add_flag("--validate", o->validate,
+               "After writing the output, run it and the original on the same inputs (stored "
+               "test_data_set_*, else random) and compare every output; exit 1 on a mismatch "
+               "(the output is still written). Options below as for `xopt validate`");
+  add_validate_flags(app, o->validation);
   return [o] { return run_optimize(*o); };
 }
 

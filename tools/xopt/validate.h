@@ -1,0 +1,42 @@
+// Validation shared by `xopt validate A [B]` and `xopt --passes=... --validate model.onnx`, and the
+// op listing of `xopt --list-ops`.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "ir/shape_inference.h"
+
+namespace xopt::tool {
+
+struct ValidateFlags {
+  std::string data;                 // a test_data_set folder, or a folder of them
+  std::vector<std::string> inputs;  // NAME=FILE.pb
+  std::vector<std::string> ranges;  // NAME=LO:HI
+  uint64_t seed = 0;
+  double rtol = 1e-4;
+  double atol = 1e-5;
+  bool random = false;   // ignore stored data sets
+  bool no_plan = false;  // run planned models in simple mode
+};
+
+// Adds --data, --input, --input-range, --seed, --rtol, --atol, --random-inputs, --no-plan.
+void add_validate_flags(CLI::App& app, ValidateFlags& flags);
+
+// Runs A (and B) on the same inputs and prints, per data set, the comparison table on stdout: B
+// against A when B is given, else A against the expected outputs stored with the inputs. Inputs:
+// --data, else the test_data_set_* folders beside A (unless --input or --random-inputs), else
+// seeded random inputs (A's declared shapes with `shapes` for symbolic dims); --input files replace
+// the inputs they name. Returns 0 when every output is within tolerance, 1 on a mismatch (or a
+// usage error), other codes (command.h) when a model cannot be run; errors go to stderr naming the
+// model and the input or node.
+int validate_models(const ir::Model& a, const ir::Model* b, const ValidateFlags& flags,
+                    const ir::ShapeBindings& shapes, const std::string& label_a,
+                    const std::string& label_b);
+
+// One line per op the CPU executor has a kernel for: op, domain, opset range. Returns 0.
+int list_ops();
+
+}  // namespace xopt::tool
