@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -14,6 +15,8 @@
 #include "common/status.h"
 #include "ir/graph.h"
 #include "ir/shape_inference.h"
+#include "planner/batch.h"
+#include "planner/memory_plan.h"
 
 namespace xopt::passes {
 
@@ -24,6 +27,27 @@ struct PassOptions {
   size_t fold_max_bytes = size_t{1} << 20;
   // Bindings for symbolic input dims (--input-shape, --batch), applied before shape inference.
   ir::ShapeBindings shape_bindings;
+  // Memory planning (the plan group): arena alignment, graph inputs/outputs inside the arena, and
+  // a memory budget (0: none) for which plan-memory finds the largest batch that fits and plans
+  // the model at that batch.
+  size_t plan_alignment = 256;
+  bool plan_io_in_arena = false;
+  size_t max_batch_bytes = 0;
+  // The batch recorded in the plan (--batch; 0: the shapes as given).
+  int64_t plan_batch = 0;
+};
+
+// What plan-memory leaves for the tool to print: the plan written into the model and, after a
+// --max-batch search, the batch found and the plan at the next batch (which does not fit).
+struct PlanOutcome {
+  planner::MemoryPlan plan;
+  double seconds = 0;  // planning time
+  bool batch_searched = false;
+  planner::BatchFit fit;  // fit.plan is moved into `plan`
+  size_t budget_bytes = 0;
+  bool has_next = false;  // a plan at fit.batch + 1 exists
+  planner::MemoryPlan next_plan;
+  size_t next_total_bytes = 0;
 };
 
 // "1x3x224x224" -> {1,3,224,224}; errors say what is wrong with the text.
@@ -58,6 +82,10 @@ class PassContext {
   int64_t shape_inference_runs() const { return inference_runs_; }
   double shape_inference_seconds() const { return inference_seconds_; }
 
+  // Set by plan-memory (the last plan made in this context).
+  std::optional<PlanOutcome>& plan_outcome() { return plan_outcome_; }
+  const std::optional<PlanOutcome>& plan_outcome() const { return plan_outcome_; }
+
   // Internal (PassManager): where count() goes while a pass runs; nullptr restores the default.
   void set_counter_sink(std::map<std::string, int64_t, std::less<>>* sink) {
     counters_ = sink != nullptr ? sink : &own_counters_;
@@ -70,6 +98,7 @@ class PassContext {
   bool shapes_valid_ = false;
   int64_t inference_runs_ = 0;
   double inference_seconds_ = 0;
+  std::optional<PlanOutcome> plan_outcome_;
 };
 
 class Pass {

@@ -1,0 +1,117 @@
+// Plans activation memory (planner/planner.h) on the graph's current node order and writes the
+// plan into the model as metadata_props["xopt.memory_plan"] (planner/annotate.h). The plan and its
+// breakdown stay in the PassContext (plan_outcome) for the tool to print.
+//
+// Needs static shapes: a value of unknown size is an error naming it. With a memory budget
+// (PassOptions::max_batch_bytes) it first finds the largest batch whose parameters + arena +
+// workspace + CUDA context fit (planner/batch.h), rebinds the model's batch dim to it and plans
+// there; the plan at the next batch is kept to show why that one does not fit.
+#include <chrono>
+
+#include "ir/shape_inference.h"
+#include "passes/pass_registry.h"
+#include "planner/annotate.h"
+#include "planner/batch.h"
+#include "planner/planner.h"
+
+namespace xopt::passes {
+namespace {
+
+// Rebinds the leading dim of every runtime input to `batch` and infers all shapes again (as
+// planner::plan_at_batch does on a copy, with static leading dims rebound too).
+Status rebind_batch(ir::Graph& g, int64_t batch) {
+  for (ir::Value* v : g.runtime_inputs()) {
+    if (!v->shape().has_rank() || v->shape().rank() == 0 || !v->shape()[0].is_known()) continue;
+    ir::Shape s = v->shape();
+    s[0] = ir::Dim::symbolic("xopt.batch");
+    v->set_shape(std::move(s));
+  }
+  ir::ShapeBindings bindings;
+  bindings.batch = batch;
+  XOPT_RETURN_IF_ERROR(ir::bind_input_shapes(g, bindings));
+  for (ir::Node* n : g.nodes())
+    for (ir::Value* v : n->outputs())
+      if (v != nullptr) v->set_shape(ir::Shape());
+  return ir::infer_shapes(g);
+}
+
+class PlanMemory final : public Pass {
+ public:
+  static constexpr std::string_view kName = "plan-memory";
+  std::string_view name() const override { return kName; }
+  bool preserves_shapes() const override { return true; }
+
+  Result<bool> run(ir::Model& model, PassContext& ctx) override {
+    XOPT_RETURN_IF_ERROR(ctx.require_shapes(model));
+    ir::Graph& g = *model.graph;
+    const PassOptions& o = ctx.options();
+    planner::PlanOptions po;
+    po.alignment = o.plan_alignment;
+    po.io_in_arena = o.plan_io_in_arena;
+    po.batch = o.plan_batch != 0 ? o.plan_batch : o.shape_bindings.batch.value_or(0);
+    auto start = std::chrono::steady_clock::now();
+    PlanOutcome out;
+    if (o.max_batch_bytes > 0) {
+      // The search binds the batch dim itself, on copies of the model.
+      planner::BatchBudget budget;
+      budget.budget_bytes = o.max_batch_bytes;
+      budget.parameter_bytes = planner::parameter_bytes(g, po.alignment);
+      budget.cuda_context_bytes = po.cuda_context_bytes;
+      XOPT_ASSIGN_OR_RETURN(out.fit,
+                            planner::max_batch(budget, planner::batch_planner(model, po, true)));
+      out.batch_searched = true;
+      out.budget_bytes = o.max_batch_bytes;
+      if (out.fit.batch == 0)
+        return invalid_argument(
+            "--max-batch: not even batch 1 fits in " + std::to_string(o.max_batch_bytes) +
+            " bytes (batch 1 needs " +
+            std::to_string(out.fit.probes.empty() ? 0 : out.fit.probes.front().total_bytes) +
+            " bytes)");
+      auto next = planner::plan_at_batch(model, out.fit.batch + 1, po, true);
+      if (next.is_ok()) {
+        out.has_next = true;
+        out.next_plan = std::move(*next);
+        out.next_total_bytes =
+            planner::footprint(out.next_plan, budget.parameter_bytes, budget.cuda_context_bytes);
+      }
+      XOPT_RETURN_IF_ERROR(rebind_batch(g, out.fit.batch));
+      po.batch = out.fit.batch;
+      out.fit.plan = planner::MemoryPlan();
+    } else {
+      XOPT_RETURN_IF_ERROR(check_static(g));
+    }
+    XOPT_ASSIGN_OR_RETURN(out.plan, planner::plan(g, po));
+    out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    planner::write_plan(model, out.plan);
+    ctx.count("arena-bytes", static_cast<int64_t>(out.plan.arena_bytes));
+    ctx.count("values", static_cast<int64_t>(out.plan.values.size()));
+    ctx.plan_outcome() = std::move(out);
+    return true;
+  }
+
+ private:
+  // The first value the planner would need a size for and that has none, named with its producer.
+  static Status check_static(const ir::Graph& g) {
+    auto check = [](const ir::Value* v, const ir::Node* producer) -> Status {
+      if (v == nullptr || !v->is_tensor() || v->shape().numel()) return Status::ok();
+      return invalid_argument(
+          "plan-memory needs static shapes: value '" + v->name() + "'" +
+          (producer != nullptr ? " (output of " + producer->describe() + ")" : " (graph input)") +
+          " has shape " + v->shape().to_string() +
+          "; bind the symbolic dims with --input-shape NAME=DIMS or --batch N");
+    };
+    for (const ir::Value* v : g.runtime_inputs()) XOPT_RETURN_IF_ERROR(check(v, nullptr));
+    for (const ir::Node* n : g.nodes())
+      for (const ir::Value* v : n->outputs()) XOPT_RETURN_IF_ERROR(check(v, n));
+    return Status::ok();
+  }
+};
+
+}  // namespace
+
+XOPT_REGISTER_PASS(PlanMemory,
+                   "plans every activation into one arena and records the plan in the model's "
+                   "metadata (needs static shapes)",
+                   {{"plan", 50}});
+
+}  // namespace xopt::passes
