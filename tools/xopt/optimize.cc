@@ -1,4 +1,5 @@
 // The default command: load -> verify -> bind shapes -> infer shapes -> passes -> verify -> save.
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -11,6 +12,8 @@
 #include "ir/verifier.h"
 #include "passes/pass_manager.h"
 #include "passes/pass_registry.h"
+#include "planner/memory_plan.h"
+#include "planner/report.h"
 #include "tools/xopt/command.h"
 #include "tools/xopt/validate.h"
 
@@ -37,6 +40,11 @@ struct OptimizeOptions {
   bool list_ops = false;
   bool validate = false;
   ValidateFlags validation;
+  // Memory planning (the plan group).
+  size_t align = 256;
+  std::string max_batch;
+  std::string report_dir;
+  bool io_in_arena = false;
 };
 
 // "a,b" given once or repeated -> {"a", "b"}.
@@ -98,6 +106,29 @@ bool same_file(const std::string& a, const std::string& b) {
   return fs::weakly_canonical(a, ec) == fs::weakly_canonical(b, ec);
 }
 
+// The batch found by --max-batch (stdout) and the memory breakdown (stderr, with the statistics).
+void print_plan(const passes::PlanOutcome& p, bool quiet) {
+  using planner::human_bytes;
+  if (p.batch_searched) {
+    std::printf("max batch: %lld fits in %s (%s used)\n", static_cast<long long>(p.fit.batch),
+                human_bytes(p.budget_bytes).c_str(), human_bytes(p.fit.total_bytes).c_str());
+    if (p.has_next)
+      std::printf(
+          "batch %lld needs %s: over the budget by %s\n", static_cast<long long>(p.next_plan.batch),
+          human_bytes(p.next_total_bytes).c_str(),
+          human_bytes(p.next_total_bytes - std::min(p.next_total_bytes, p.budget_bytes)).c_str());
+  }
+  if (quiet) return;
+  std::fprintf(stderr, "memory plan (batch %lld, planned in %.3f s)\n",
+               static_cast<long long>(p.plan.batch), p.seconds);
+  std::fputs(planner::report_text(p.plan).c_str(), stderr);
+  if (p.batch_searched && p.has_next) {
+    std::fprintf(stderr, "memory plan at batch %lld (does not fit)\n",
+                 static_cast<long long>(p.next_plan.batch));
+    std::fputs(planner::report_text(p.next_plan).c_str(), stderr);
+  }
+}
+
 int run_optimize(const OptimizeOptions& o) {
   if (o.list_passes) return list_passes();
   if (o.list_ops) return list_ops();
@@ -133,6 +164,24 @@ int run_optimize(const OptimizeOptions& o) {
       return report_error(kExitUsage, "--fold-max-bytes: " + size.status().message());
     pass_options.fold_max_bytes = *size;
   }
+  if (o.align == 0 || (o.align & (o.align - 1)) != 0)
+    return report_error(kExitUsage,
+                        "--align must be a power of two, not " + std::to_string(o.align));
+  pass_options.plan_alignment = o.align;
+  pass_options.plan_io_in_arena = o.io_in_arena;
+  pass_options.plan_batch = o.batch;
+  if (!o.max_batch.empty()) {
+    auto size = parse_size(o.max_batch);
+    if (!size.is_ok()) return report_error(kExitUsage, "--max-batch: " + size.status().message());
+    if (*size == 0) return report_error(kExitUsage, "--max-batch must be positive");
+    if (o.batch > 0) return report_error(kExitUsage, "--max-batch and --batch exclude each other");
+    pass_options.max_batch_bytes = *size;
+  }
+  if (!o.report_dir.empty()) {
+    std::error_code ec;
+    fs::create_directories(o.report_dir, ec);
+    if (ec) return report_error(kExitUsage, o.report_dir + ": cannot create: " + ec.message());
+  }
   if (!o.print_dir.empty()) {
     std::error_code ec;
     fs::create_directories(o.print_dir, ec);
@@ -163,6 +212,12 @@ int run_optimize(const OptimizeOptions& o) {
   Status st = pm.add_pipeline(o.passes, split_list(o.disable));
   if (st.is_ok()) st = pm.validate();
   if (!st.is_ok()) return report(st);
+  const std::vector<std::string> names = pm.pass_names();
+  const bool plans = std::find(names.begin(), names.end(), "plan-memory") != names.end();
+  if (!plans && (!o.max_batch.empty() || !o.report_dir.empty()))
+    return report_error(kExitUsage,
+                        std::string(!o.max_batch.empty() ? "--max-batch" : "--report") +
+                            " needs the plan-memory pass (e.g. --passes=fold,fuse,plan)");
 
   // Load and check the model: anything wrong here is a bad model (exit 2).
   auto loaded = ir::load_model(o.model);
@@ -202,6 +257,14 @@ int run_optimize(const OptimizeOptions& o) {
     }
   }
   if (!o.quiet) std::fputs(passes::stats_table(stats).c_str(), stderr);
+  if (const auto& plan = ctx.plan_outcome()) {
+    print_plan(*plan, o.quiet);
+    if (!o.report_dir.empty()) {
+      st = write_text_file((fs::path(o.report_dir) / "report.json").string(),
+                           planner::report_json(plan->plan) + "\n");
+      if (!st.is_ok()) return report(st);
+    }
+  }
   std::printf("wrote %s (%lld nodes, was %lld)\n", out.c_str(),
               static_cast<long long>(stats.nodes_after),
               static_cast<long long>(stats.nodes_before));
@@ -260,6 +323,15 @@ std::function<int()> setup_optimize(CLI::App& app) {
                "After writing the output, run it and the original on the same inputs (stored "
                "test_data_set_*, else random) and compare every output; exit 1 on a mismatch "
                "(the output is still written). Options below as for `xopt validate`");
+  app.add_option("--align", o->align, "Alignment of every planned tensor in bytes (default 256)");
+  app.add_option(
+      "--max-batch", o->max_batch,
+      "Memory budget (e.g. 24GiB): plan-memory finds the largest batch whose "
+      "parameters + activations + workspace + CUDA context fit, and plans at that batch");
+  app.add_option("--report", o->report_dir,
+                 "Write the memory breakdown of the plan as DIR/report.json");
+  app.add_flag("--io-in-arena", o->io_in_arena,
+               "Plan graph inputs and outputs inside the activation arena too");
   add_validate_flags(app, o->validation);
   return [o] { return run_optimize(*o); };
 }
