@@ -35,6 +35,14 @@ Result<std::vector<Feed>> make_feeds(const ir::Model& a, const ValidateFlags& f,
     if (!kv.is_ok()) return kv.status().with_context("--input: ");
     auto t = exec::read_tensor_proto_file(kv->second);
     if (!t.is_ok()) return t.status().with_context("--input " + kv->first + ": ");
+    const ir::Value* v = a.graph->find_value(kv->first);
+    if (v == nullptr || !v->is_graph_input()) {
+      std::string names;
+      for (const ir::Value* in : a.graph->runtime_inputs())
+        names += (names.empty() ? "" : ", ") + in->name();
+      return invalid_argument("--input: '" + kv->first +
+                              "' is not an input of the graph (inputs: " + names + ")");
+    }
     if (!given.emplace(kv->first, std::move(*t)).second)
       return invalid_argument("--input: '" + kv->first + "' is given twice");
   }
