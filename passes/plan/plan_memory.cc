@@ -35,6 +35,17 @@ Status rebind_batch(ir::Graph& g, int64_t batch) {
   return ir::infer_shapes(g);
 }
 
+// The requested batch when some runtime input's leading dim is that batch (--batch binds only
+// symbolic leading dims: a model exported at a static batch keeps it), else 0 (shapes as given).
+int64_t bound_batch(const ir::Graph& g, int64_t batch) {
+  if (batch <= 0) return 0;
+  for (const ir::Value* v : g.runtime_inputs())
+    if (v->shape().has_rank() && v->shape().rank() > 0 && v->shape()[0].is_known() &&
+        v->shape()[0].value == batch)
+      return batch;
+  return 0;
+}
+
 class PlanMemory final : public Pass {
  public:
   static constexpr std::string_view kName = "plan-memory";
@@ -48,7 +59,8 @@ class PlanMemory final : public Pass {
     planner::PlanOptions po;
     po.alignment = o.plan_alignment;
     po.io_in_arena = o.plan_io_in_arena;
-    po.batch = o.plan_batch != 0 ? o.plan_batch : o.shape_bindings.batch.value_or(0);
+    po.batch =
+        bound_batch(g, o.plan_batch != 0 ? o.plan_batch : o.shape_bindings.batch.value_or(0));
     auto start = std::chrono::steady_clock::now();
     PlanOutcome out;
     if (o.max_batch_bytes > 0) {

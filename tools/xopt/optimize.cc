@@ -175,6 +175,10 @@ int run_optimize(const OptimizeOptions& o) {
     if (!size.is_ok()) return report_error(kExitUsage, "--max-batch: " + size.status().message());
     if (*size == 0) return report_error(kExitUsage, "--max-batch must be positive");
     if (o.batch > 0) return report_error(kExitUsage, "--max-batch and --batch exclude each other");
+    if (o.validate)
+      return report_error(kExitUsage,
+                          "--max-batch changes the batch, so --validate cannot compare with the "
+                          "original: validate with --batch N instead");
     pass_options.max_batch_bytes = *size;
   }
   if (!o.report_dir.empty()) {
