@@ -45,6 +45,7 @@ std::string node_key(const ir::Node& n) {
 
 Result<std::vector<const ir::Node*>> resolve_node_order(const ir::Graph& graph,
                                                         const MemoryPlan& plan) {
+  if (plan.node_order.empty()) return graph_order(graph);  // a plan made on the graph's own order
   std::unordered_map<std::string, const ir::Node*> by_key;
   std::unordered_set<std::string> ambiguous;
   for (const ir::Node* n : graph.nodes())

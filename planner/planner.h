@@ -46,8 +46,8 @@ Result<MemoryPlan> plan(const ir::Graph& graph, const PlanOptions& options = {})
 // names are unique in a graph).
 std::string node_key(const ir::Node& n);
 
-// The nodes a plan's node_order names, in that order. Errors name a key that matches no node or
-// several, and a node listed twice or not at all.
+// The nodes a plan's node_order names, in that order (the graph's order when it names none). Errors
+// name a key that matches no node or several, and a node listed twice or not at all.
 Result<std::vector<const ir::Node*>> resolve_node_order(const ir::Graph& graph,
                                                         const MemoryPlan& plan);
 

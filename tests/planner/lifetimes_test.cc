@@ -151,6 +151,13 @@ TEST(Lifetimes, UnnamedNodesAreKeyedByTheirFirstOutput) {
   auto order = resolve_node_order(b.graph(), *p);
   ASSERT_TRUE(order.is_ok()) << order.status().message();
   EXPECT_EQ((*order)[0], b.last());
+  MemoryPlan no_order = *p;
+  no_order.node_order.clear();
+  EXPECT_EQ(resolve_node_order(b.graph(), no_order)->size(), 1u);
+  no_order.node_order = {"@nope"};
+  auto bad = resolve_node_order(b.graph(), no_order);
+  ASSERT_FALSE(bad.is_ok());
+  EXPECT_NE(bad.status().message().find("'@nope'"), std::string::npos);
 }
 
 }  // namespace
