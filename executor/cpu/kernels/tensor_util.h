@@ -158,6 +158,42 @@ void strided_copy(const U* src, U* dst, const std::vector<int64_t>& dims,
   }
   const size_t rank = d.size();
   const int64_t inner = d[rank - 1], inner_st = st[rank - 1];
+  // A transpose: the source's contiguous dim c is not the output's last one. Copy square tiles of
+  // (c, last) so that both the reads along c and the writes along the last dim stay in cache.
+  constexpr int64_t kTile = 16;
+  size_t c = rank;
+  for (size_t k = 0; k + 1 < rank && inner_st != 1 && inner_st != 0; ++k)
+    if (st[k] == 1 && d[k] >= kTile / 2 && inner >= kTile / 2) c = k;
+  if (c < rank) {
+    const auto dst_st = strides_of(d);
+    std::vector<size_t> outer_dims;
+    for (size_t k = 0; k + 1 < rank; ++k)
+      if (k != c) outer_dims.push_back(k);
+    std::vector<int64_t> oidx(outer_dims.size(), 0);
+    const int64_t n_outer = product(d) / (d[c] * inner);
+    int64_t sbase = 0, dbase = 0;
+    for (int64_t o = 0; o < n_outer; ++o) {
+      for (int64_t i0 = 0; i0 < d[c]; i0 += kTile)
+        for (int64_t j0 = 0; j0 < inner; j0 += kTile) {
+          const int64_t i1 = std::min(i0 + kTile, d[c]), j1 = std::min(j0 + kTile, inner);
+          for (int64_t i = i0; i < i1; ++i) {
+            const U* s = src + sbase + i;
+            U* t = dst + dbase + i * dst_st[c];
+            for (int64_t j = j0; j < j1; ++j) t[j] = s[j * inner_st];
+          }
+        }
+      for (size_t q = outer_dims.size(); q-- > 0;) {
+        const size_t k = outer_dims[q];
+        sbase += st[k];
+        dbase += dst_st[k];
+        if (++oidx[q] < d[k]) break;
+        sbase -= st[k] * d[k];
+        dbase -= dst_st[k] * d[k];
+        oidx[q] = 0;
+      }
+    }
+    return;
+  }
   std::vector<int64_t> idx(rank, 0);
   int64_t base = 0;
   const int64_t total = product(d);
