@@ -82,12 +82,12 @@ Result<std::vector<int64_t>> split_sizes(KernelContext& ctx, int64_t dim) {
   if (ctx.opset() < 18)
     return ctx.error("cannot split a dim of " + std::to_string(dim) + " into " +
                      std::to_string(parts) + " equal parts");
+  // Chunks of ceil(dim / parts); the last non-empty one is smaller and any after it are empty
+  // (dim 5 in 4 parts: 2, 2, 1, 0), as onnxruntime does.
   const int64_t chunk = dim / parts + 1;
-  std::vector<int64_t> sizes(static_cast<size_t>(parts), chunk);
-  sizes.back() = dim - chunk * (parts - 1);
-  if (sizes.back() < 0)
-    return ctx.error("cannot split a dim of " + std::to_string(dim) + " into " +
-                     std::to_string(parts) + " parts");
+  std::vector<int64_t> sizes(static_cast<size_t>(parts));
+  for (int64_t k = 0; k < parts; ++k)
+    sizes[static_cast<size_t>(k)] = std::clamp<int64_t>(dim - k * chunk, 0, chunk);
   return sizes;
 }
 

@@ -151,6 +151,9 @@ def transpose_concat_split():
     case("split_opset13_input", "Split", [("x", randn(5, 2)), ("s", i64(2, 3))], n_outputs=2, opset=13)
     case("split_opset18_uneven", "Split", [("x", randi(0, 9, 2, 10))], n_outputs=4, opset=18, axis=1,
          num_outputs=4)
+    case("split_opset18_more_parts_than_elements", "Split", [("x", randn(3, 2))], n_outputs=3, opset=18,
+         axis=1, num_outputs=3)
+    case("split_opset18_5_in_4", "Split", [("x", randi(0, 9, 5))], n_outputs=4, opset=18, num_outputs=4)
     case("split_string", "Split", [("x", strings(4, 2))], n_outputs=2, opset=13)
     case("split_float16_zero_part", "Split",
          [("x", randn(3, 2).astype(np.float16)), ("s", i64(0, 3))], n_outputs=2, opset=13)
