@@ -300,6 +300,10 @@ def misc_cases():
     case("spacetodepth_b2_double", "SpaceToDepth", [("x", randn(2, 3, 4, 6, dtype=np.float64))], opset=13,
          blocksize=2)
     case("spacetodepth_opset1_b3", "SpaceToDepth", [("x", randn(1, 2, 3, 6))], opset=1, blocksize=3)
+    case("spacetodepth_opset28_crd", "SpaceToDepth", [("x", randn(2, 3, 4, 6))], opset=28, blocksize=2,
+         mode="CRD", source="ref")
+    case("depthtospace_opset28_crd_string", "DepthToSpace", [("x", strings(1, 8, 2, 1))], opset=28,
+         blocksize=2, mode="CRD", source="ref")
     case("trilu_lower_k_neg_int64", "Trilu", [("x", randi(-9, 9, 2, 4, 5)), ("k", np.array(-1, np.int64))],
          opset=14, upper=0)
     case("trilu_upper_k_big", "Trilu", [("x", randn(3, 4)), ("k", np.array(10, np.int64))], opset=14)

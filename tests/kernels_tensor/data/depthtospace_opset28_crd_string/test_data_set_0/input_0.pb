@@ -1,0 +1,1 @@
+2a02bc1222def32xyz42hello52q62zz72a82bc92102def112xyz122hello132q142zz15Bx

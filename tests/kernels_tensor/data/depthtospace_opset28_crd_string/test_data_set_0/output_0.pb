@@ -1,0 +1,1 @@
+2a0222xyz42q62bc12def32hello52zz72a82102xyz122q142bc92def112hello132zz15By0
