@@ -3,7 +3,9 @@
 namespace xopt::exec {
 
 Result<ir::Tensor*> KernelContext::output(size_t i, ir::DType dtype, const std::vector<int64_t>& dims) {
-  if (i >= outputs_->size()) outputs_->resize(i + 1);
+  if (i >= outputs_->size())
+    return internal_error(node_.describe() + ": kernel wrote output " + std::to_string(i) +
+                          " of a node with " + std::to_string(outputs_->size()) + " outputs");
   const ir::Value* v = node_.output(i);
   if (v == nullptr || allocator_ == nullptr) {
     (*outputs_)[i] = ir::Tensor(dtype, dims);

@@ -45,7 +45,10 @@ class KernelContext {
  public:
   KernelContext(const ir::Node& node, std::vector<const ir::Tensor*> inputs,
                 std::vector<ir::Tensor>* outputs, OutputAllocator* allocator)
-      : node_(node), inputs_(std::move(inputs)), outputs_(outputs), allocator_(allocator) {}
+      : node_(node), inputs_(std::move(inputs)), outputs_(outputs), allocator_(allocator) {
+    // Sized once up front: pointers returned by output() stay valid while later outputs are made.
+    if (outputs_->size() < node_.num_outputs()) outputs_->resize(node_.num_outputs());
+  }
 
   const ir::Node& node() const { return node_; }
   int64_t opset() const { return node_.opset(); }
