@@ -3,9 +3,10 @@
 namespace xopt::exec {
 
 Result<ir::Tensor*> KernelContext::output(size_t i, ir::DType dtype, const std::vector<int64_t>& dims) {
-  if (i >= outputs_->size())
-    return internal_error(node_.describe() + ": kernel wrote output " + std::to_string(i) +
-                          " of a node with " + std::to_string(outputs_->size()) + " outputs");
+  if (i >= outputs_->size()) {  // an output the node omits entirely: scratch, then dropped
+    scratch_.emplace_back(dtype, dims);
+    return &scratch_.back();
+  }
   const ir::Value* v = node_.output(i);
   if (v == nullptr || allocator_ == nullptr) {
     (*outputs_)[i] = ir::Tensor(dtype, dims);

@@ -22,6 +22,7 @@
 #pragma once
 
 #include <cstddef>
+#include <deque>
 #include <functional>
 #include <string>
 #include <vector>
@@ -72,6 +73,7 @@ class KernelContext {
   std::vector<const ir::Tensor*> inputs_;
   std::vector<ir::Tensor>* outputs_;
   OutputAllocator* allocator_;
+  std::deque<ir::Tensor> scratch_;  // outputs past the node's declared ones (deque: stable addresses)
 };
 
 using KernelFn = std::function<Status(KernelContext&)>;
