@@ -8,7 +8,8 @@ For each ../shared/models/NAME/model.onnx:
   * runs onnxruntime (CPU, its graph optimizations off, so each graph runs as written) on the
     original and on xopt's model with test_data_set_0/input_0.pb, and prints whether the outputs
     agree (max abs / max rel diff), plus the diff of xopt's model against PyTorch's output_0.pb,
-  * prints node counts: original, after xopt fold,fuse, after onnxruntime's extended optimization.
+  * prints node counts: original, after xopt fold,fuse, after onnxruntime's extended optimization,
+    and whether xopt's model passes onnx.checker.
 Then times `xopt --passes=fold,fuse` on bert_mini (best of --repeat runs; target < 1 s).
 
 Usage: python3 bench/ort_compare.py BUILD/tools/xopt/xopt [--models DIR] [--out DIR] [--repeat N]
@@ -117,11 +118,18 @@ def main():
         got = run_ort(ours, {in_name: x})[0]
         mabs, mrel, ok = diffs(got, ref)
         tabs, trel, tok = diffs(got, torch_out)
+        try:
+            onnx.checker.check_model(ours)
+            checker = "ok"
+        except Exception as e:  # noqa: BLE001 - report, do not stop
+            checker = f"FAILS: {str(e).splitlines()[0][:80]}"
+            failures += 1
         failures += not (ok and tok)
         print(f"{name:20} {len(original.graph.node):6d} {len(optimized.graph.node):6d} "
               f"{len(ort_model.graph.node):7d} {secs:7.3f}  abs {mabs:8.2e} rel {mrel:8.2e}  "
               f"rel {trel:8.2e}  {'yes' if ok and tok else 'NO'}")
-        details.append(f"  {name:20} xopt: {fused_ops(optimized)}\n  {'':20} ort:  {fused_ops(ort_model)}")
+        details.append(f"  {name:20} xopt: {fused_ops(optimized)}  (onnx.checker: {checker})\n"
+                       f"  {'':20} ort:  {fused_ops(ort_model)}")
     print("\nfused ops (xopt fold,fuse vs onnxruntime ORT_ENABLE_EXTENDED):")
     print("\n".join(details))
 

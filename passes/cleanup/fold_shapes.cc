@@ -91,7 +91,9 @@ class FoldShapes final : public Pass {
 
 }  // namespace
 
+// Also first in `fold`, so that fold-constants can finish the Shape -> Gather -> Concat chains
+// exporters write (the fuse passes then see constant Reshape/Slice parameters).
 XOPT_REGISTER_PASS(FoldShapes, "replaces Shape and Size of statically shaped values by constants",
-                   {{"cleanup", 20}});
+                   {{"cleanup", 20}, {"fold", 5}});
 
 }  // namespace xopt::passes

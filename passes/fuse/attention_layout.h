@@ -24,7 +24,8 @@
 
 namespace xopt::passes::attention {
 
-enum Axis : int { kB = 0, kS, kT, kH, kE, kEv, kNumAxes };
+// kO: the output features of torch's out_proj Gemm, when that is folded in too.
+enum Axis : int { kB = 0, kS, kT, kH, kE, kEv, kO, kNumAxes };
 
 using Group = std::vector<int>;  // logical axes merged into one dim, outermost first
 using Layout = std::vector<Group>;

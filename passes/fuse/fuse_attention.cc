@@ -205,9 +205,21 @@ struct Match {
   AxisSizes sz;
   ir::Value* end = nullptr;  // the merged-heads result the fused node takes over
   bool end_seq_major = false;
+  Layout end_layout;
   std::vector<ir::Node*> out_nodes;
   MaskSpec mask;
   double scale = 1.0;
+  // torch's out_proj folded in: the Gemm over flattened tokens and the reshape back to [B,S,N]
+  // become MatMul(attention, W) + bias on [B,S,*].
+  struct OutProj {
+    ir::Value* end = nullptr;  // [B,S,N], what MatMul + Add take over
+    ir::Tensor weight;         // [H*Ev, N]
+    std::optional<ir::Tensor> bias;
+    ir::Value* weight_value = nullptr;  // the Gemm's own B or C when they already have that form
+    ir::Value* bias_value = nullptr;
+    std::vector<ir::Node*> nodes;
+  };
+  std::optional<OutProj> out_proj;
 };
 
 std::vector<int64_t> strip_ones(std::vector<int64_t> d) {
@@ -232,6 +244,55 @@ std::optional<Group> fit_side(Side& side, int seq_axis, int head_axis, int row, 
     return batch;
   }
   return std::nullopt;
+}
+
+// torch's out_proj on the merged heads: Gemm(end [S*B or B*S, H*Ev], W, c) (transA 0, alpha and
+// beta 1, c a 1-D bias) followed by Reshape/Transpose back to [B,S,N] with the tokens in order.
+std::optional<Match::OutProj> out_projection(const Match& m) {
+  auto ed = static_dims(m.end);
+  ir::Node* g = single_reader(m.end);
+  if (!ed || ed->size() != 2 || g == nullptr || !g->is("Gemm") || g->input(0) != m.end)
+    return std::nullopt;
+  if (g->attr_int("transA", 0) != 0 || g->attr_float("alpha", 1.0f) != 1.0f ||
+      g->attr_float("beta", 1.0f) != 1.0f)
+    return std::nullopt;
+  auto w = constant_value(g->input(1));
+  if (!w || w->rank() != 2 || w->dtype() != ir::DType::kFloat) return std::nullopt;
+  const bool trans_b = g->attr_int("transB", 0) != 0;
+  const int64_t k = trans_b ? w->dims()[1] : w->dims()[0];
+  const int64_t n = trans_b ? w->dims()[0] : w->dims()[1];
+  if (k != (*ed)[1]) return std::nullopt;
+  Match::OutProj op;
+  if (g->input(2) != nullptr) {
+    auto c = constant_value(g->input(2));
+    if (!c || c->dtype() != ir::DType::kFloat || c->numel() != n || c->rank() == 0 ||
+        c->dims().back() != n || (c->rank() == 2 && c->dims()[0] != 1) || c->rank() > 2)
+      return std::nullopt;
+    op.bias = c->reshaped({n});
+    if (c->rank() == 1) op.bias_value = g->input(2);
+  }
+  op.weight = trans_b ? xfmr::transpose_2d(*w) : *w;
+  if (!trans_b) op.weight_value = g->input(1);
+  AxisSizes sz = m.sz;
+  sz[kO] = n;
+  Layout l{m.end_layout[0], nontrivial({kO}, sz)};
+  ir::Value* cur = g->output(0);
+  std::vector<ir::Node*> walked{g};
+  const std::vector<int64_t> target{sz[kB], sz[kS], n};
+  for (ir::Node* r = single_reader(cur); r != nullptr; r = single_reader(cur)) {
+    if (!(r->is("Transpose") || is_view(r)) || r->num_outputs() != 1) break;
+    auto next = apply(r, l, sz);
+    if (!next) break;
+    l = std::move(*next);
+    cur = r->output(0);
+    walked.push_back(r);
+    if (flatten(l) == nontrivial({kB, kS, kO}, sz) && static_dims(cur) == target) {
+      op.end = cur;
+      op.nodes = walked;
+    }
+  }
+  if (op.end == nullptr) return std::nullopt;
+  return op;
 }
 
 std::optional<Match> match(ir::Node* scores_mm) {
@@ -300,6 +361,7 @@ std::optional<Match> match(ir::Node* scores_mm) {
   if (auto order = token_order(l, sz)) {
     m.end = cur;
     m.end_seq_major = *order;
+    m.end_layout = l;
   }
   std::vector<ir::Node*> walked;
   for (ir::Node* r = single_reader(cur); r != nullptr; r = single_reader(cur)) {
@@ -312,10 +374,12 @@ std::optional<Match> match(ir::Node* scores_mm) {
     if (auto order = token_order(l, sz)) {
       m.end = cur;
       m.end_seq_major = *order;
+      m.end_layout = l;
       m.out_nodes = walked;
     }
   }
   if (m.end == nullptr) return std::nullopt;
+  m.out_proj = out_projection(m);
 
   Group s_axes = *batch;
   for (int a : nontrivial({kS, kT}, sz)) s_axes.push_back(a);
@@ -343,7 +407,8 @@ std::optional<Match> match(ir::Node* scores_mm) {
 
 class Rewriter {
  public:
-  Rewriter(ir::Graph& g, Match& m) : g_(g), m_(m), anchor_(m.end->producer()) {}
+  Rewriter(ir::Graph& g, Match& m)
+      : g_(g), m_(m), anchor_(m.out_proj ? m.out_proj->end->producer() : m.end->producer()) {}
 
   void run(std::unordered_set<const ir::Node*>& removed) {
     const AxisSizes& sz = m_.sz;
@@ -385,7 +450,29 @@ class Rewriter {
     const bool reshape = after_t != ed;
     std::vector<ir::Node*> replaced = pattern_nodes();
     ir::Node* mha;
-    if (!transpose && !reshape) {
+    if (m_.out_proj) {
+      const Match::OutProj& op = *m_.out_proj;
+      const int64_t n = op.weight.dims()[1];
+      mha = xfmr::add_node(g_, "MultiHeadAttention", inputs, base_ + "mha", ir::DType::kFloat,
+                           {b, s, hd}, anchor_, "com.microsoft");
+      for (ir::Node* r : replaced) mha->add_provenance(*r);
+      ir::Value* w = op.weight_value != nullptr
+                         ? op.weight_value
+                         : g_.add_initializer(op.nodes.front()->input(1)->name() + "_t", op.weight);
+      if (op.bias) {
+        ir::Value* mm = xfmr::add_node(g_, "MatMul", {mha->output(0), w}, base_ + "out_proj",
+                                       ir::DType::kFloat, {b, s, n}, anchor_)
+                            ->output(0);
+        ir::Value* c =
+            op.bias_value != nullptr
+                ? op.bias_value
+                : g_.add_initializer(op.nodes.front()->input(2)->name() + "_n", *op.bias);
+        xfmr::add_replacing_node(g_, op.end, "Add", "", {mm, c}, anchor_, {op.nodes.front()});
+      } else {
+        xfmr::add_replacing_node(g_, op.end, "MatMul", "", {mha->output(0), w}, anchor_,
+                                 {op.nodes.front()});
+      }
+    } else if (!transpose && !reshape) {
       mha = xfmr::add_replacing_node(g_, m_.end, "MultiHeadAttention", "com.microsoft", inputs,
                                      anchor_, replaced);
     } else {
@@ -426,6 +513,7 @@ class Rewriter {
     std::vector<ir::Node*> out{m_.scores_mm, m_.out_mm};
     out.insert(out.end(), m_.sc.nodes.begin(), m_.sc.nodes.end());
     out.insert(out.end(), m_.out_nodes.begin(), m_.out_nodes.end());
+    if (m_.out_proj) out.insert(out.end(), m_.out_proj->nodes.begin(), m_.out_proj->nodes.end());
     for (const Side* s : {&m_.q, &m_.k, &m_.v}) {
       out.insert(out.end(), s->chain.nodes.begin(), s->chain.nodes.end());
       if (s->proj) out.insert(out.end(), s->proj->nodes.begin(), s->proj->nodes.end());
@@ -523,6 +611,7 @@ class FuseAttention final : public Pass {
       rw.base_ = prefix(*m);
       rw.run(removed);
       ctx.count("MultiHeadAttention");
+      if (m->out_proj) ctx.count("out-projection");
       if (m->mask.causal) ctx.count("causal");
       if (m->mask.constant || m->mask.value != nullptr) ctx.count("attention_bias");
       changed = true;

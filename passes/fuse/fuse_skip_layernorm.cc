@@ -159,7 +159,7 @@ class FuseSkipLayerNorm final : public Pass {
       g.rename_value(out3, name);
       ctx.count("sum-output");
     }
-    xfmr::remove_dead(g, replaced, &removed);
+    xfmr::remove_dead(g, {m.add, m.bias_add}, &removed);
     ctx.count("SkipLayerNormalization");
     if (m.bias != nullptr) ctx.count("bias");
     for (size_t i = 2; i < 4; ++i) {

@@ -91,6 +91,10 @@ int remove_dead(ir::Graph& g, const std::vector<ir::Node*>& nodes,
   std::sort(left.begin(), left.end());
   left.erase(std::unique(left.begin(), left.end()), left.end());
   left.erase(std::remove(left.begin(), left.end(), nullptr), left.end());
+  if (removed_set != nullptr)  // gone already: never dereference them
+    left.erase(std::remove_if(left.begin(), left.end(),
+                              [&](const ir::Node* n) { return removed_set->count(n) != 0; }),
+               left.end());
   // Inputs by name: a value whose producer goes is destroyed with it.
   std::vector<std::string> inputs;
   int removed = 0;
@@ -139,6 +143,19 @@ ir::Tensor slice_flat(const ir::Tensor& t, int64_t begin, int64_t count) {
   std::memcpy(out.mutable_raw_data(),
               static_cast<const std::byte*>(t.raw_data()) + static_cast<size_t>(begin) * es,
               static_cast<size_t>(count) * es);
+  return out;
+}
+
+ir::Tensor transpose_2d(const ir::Tensor& t) {
+  const int64_t rows = t.dims()[0], cols = t.dims()[1];
+  const size_t es = ir::dtype_size(t.dtype());
+  ir::Tensor out(t.dtype(), {cols, rows});
+  const auto* src = static_cast<const std::byte*>(t.raw_data());
+  auto* dst = static_cast<std::byte*>(out.mutable_raw_data());
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c)
+      std::memcpy(dst + static_cast<size_t>(c * rows + r) * es,
+                  src + static_cast<size_t>(r * cols + c) * es, es);
   return out;
 }
 

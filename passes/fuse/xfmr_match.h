@@ -52,7 +52,8 @@ ir::Value* add_shape_constant(ir::Graph& g, const std::string& hint,
                               const std::vector<int64_t>& dims);
 
 // Removes those of `nodes` that no longer have readers (repeatedly, so chains go too) and adds
-// them to `removed` (so a walk over a node snapshot can skip them). Returns how many went.
+// them to `removed` (so a walk over a node snapshot can skip them); nodes already in `removed` are
+// skipped. Returns how many went.
 int remove_dead(ir::Graph& g, const std::vector<ir::Node*>& nodes,
                 std::unordered_set<const ir::Node*>* removed = nullptr);
 
@@ -60,6 +61,8 @@ int remove_dead(ir::Graph& g, const std::vector<ir::Node*>& nodes,
 ir::Tensor slice_columns(const ir::Tensor& t, int64_t begin, int64_t count);
 // Elements [begin, begin + count) of a tensor read as flat.
 ir::Tensor slice_flat(const ir::Tensor& t, int64_t begin, int64_t count);
+// The transpose of a 2-D tensor, any fixed-size dtype.
+ir::Tensor transpose_2d(const ir::Tensor& t);
 // The 1-D concatenation of `parts` (each flat), all of one dtype.
 ir::Tensor concat_flat(const std::vector<ir::Tensor>& parts);
 

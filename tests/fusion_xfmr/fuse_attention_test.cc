@@ -76,7 +76,7 @@ TEST(FuseAttention, HuggingFaceBertWithPaddingMask) {
   std::string bias = values(8, 2);
   bias = bias.substr(0, bias.size() - 1) + ", " + values(8, 4).substr(1);
   bias = bias.substr(0, bias.size() - 1) + ", " + values(8, 6).substr(1);
-  EXPECT_PASS_REWRITES(
+  EXPECT_FUSES(
       "fuse-attention", before,
       fill(R"(
     <ir_version: 8, opset_import: ["" : 17, "com.microsoft" : 1]>
@@ -98,14 +98,23 @@ TEST(FuseAttention, HuggingFaceBertWithPaddingMask) {
 // MatMul + Slice into Q/K/V, [S,B,D] -> [S,B*H,E] -> [B*H,S,E], Q scaled before the product, a
 // constant causal mask [1,S,S], the merge [B*H,S,E] -> [S,B*H,E] -> [S*B,D] and the out_proj Gemm.
 // B=2, S=4, D=8, H=2, E=4.
-std::string torch_mha(const std::string& mask_dims, const std::string& mask) {
+std::string torch_mha(const std::string& mask_dims, const std::string& mask,
+                      bool back_to_tokens = false) {
+  const std::string tail = back_to_tokens ? R"(
+      g8 = Gemm <transB = 1> (r, wo, bo)
+      g3 = Reshape(g8, sbd)
+      y = Transpose <perm = [1, 0, 2]> (g3)
+    })"
+                                          : R"(
+      y = Gemm <transB = 1> (r, wo, bo)
+    })";
   return fill(R"(
     <ir_version: 8, opset_import: ["" : 17]>
-    g (float[2,4,8] x) => (float[8,8] y)
+    g (float[2,4,8] x) => (float[$YDIMS] y)
        <float[8,24] w_in = $WIN, float[24] b_in = $BIN, float[8,8] wo = $WO, float[8] bo = $BO,
         int64[1] s0 = {0}, int64[1] s8 = {8}, int64[1] s16 = {16}, int64[1] s24 = {24},
         int64[1] last = {-1}, int64[3] heads = {4, 4, 4}, int64[2] merged = {8, 8},
-        float scale = {2.0}, float[$MASKDIMS] mask = $MASK> {
+        $SBD float scale = {2.0}, float[$MDIMS] mask = $MASK> {
       xt = Transpose <perm = [1, 0, 2]> (x)
       mm = MatMul(xt, w_in)
       a = Add(b_in, mm)
@@ -124,14 +133,15 @@ std::string torch_mha(const std::string& mask_dims, const std::string& mask) {
       p = Softmax <axis = -1> (sm)
       o = MatMul(p, vt)
       ot = Transpose <perm = [1, 0, 2]> (o)
-      r = Reshape(ot, merged)
-      y = Gemm <transB = 1> (r, wo, bo)
-    })",
-              {{"WIN", values(192, 11)},
+      r = Reshape(ot, merged)$TAIL)",
+              {{"TAIL", tail},
+               {"YDIMS", back_to_tokens ? "2,4,8" : "8,8"},
+               {"WIN", values(192, 11)},
                {"BIN", values(24, 12)},
                {"WO", values(64, 13)},
                {"BO", values(8, 14)},
-               {"MASKDIMS", mask_dims},
+               {"MDIMS", mask_dims},
+               {"SBD", back_to_tokens ? "int64[3] sbd = {4, 2, 8}," : ""},
                {"MASK", mask}});
 }
 
@@ -163,6 +173,33 @@ TEST(FuseAttention, TorchPackedSequenceMajorCausal) {
                                                       {"BO", values(8, 14)},
                                                       {"W8", values(64, 0)},
                                                       {"BIN", values(24, 12)}}));
+  EXPECT_EQ(r.text, want);
+  test::expect_numerically_equal("fuse-attention", before);
+}
+
+// With torch's out_proj Gemm and the reshape/transpose back to [B,S,D] after it, the projection
+// joins too: MatMul(attention, W^T) + bias on [B,S,D] (the bias Add is left for
+// fuse-skip-layernorm to take).
+TEST(FuseAttention, TorchOutProjectionFolded) {
+  const std::string before = torch_mha("1,4,4", kCausal4, true);
+  auto r = test::run_pipeline("fuse-attention", before);
+  ASSERT_TRUE(r.status.is_ok()) << r.status.message();
+  EXPECT_TRUE(r.changed);
+  const std::string want = test::canonical_text(
+      fill(R"(
+    <ir_version: 8, opset_import: ["" : 17, "com.microsoft" : 1]>
+    g (float[2,4,8] x) => (float[2,4,8] y)
+       <float[8] bo = $BO, float[8,8] w_in_q = $W8, float[8,8] w_in_k = $W8,
+        float[8,8] w_in_v = $W8, float[24] mha_qkv_bias = $BIN, float[8,8] wo_t = $W8> {
+      mha_q = MatMul(x, w_in_q)
+      mha_k = MatMul(x, w_in_k)
+      mha_v = MatMul(x, w_in_v)
+      mha = com.microsoft.MultiHeadAttention <num_heads = 2, scale = 0.5, unidirectional = 1>
+          (mha_q, mha_k, mha_v, mha_qkv_bias)
+      out_proj = MatMul(mha, wo_t)
+      y = Add(out_proj, bo)
+    })",
+           {{"BO", values(8, 14)}, {"W8", values(64, 0)}, {"BIN", values(24, 12)}}));
   EXPECT_EQ(r.text, want);
   test::expect_numerically_equal("fuse-attention", before);
 }
@@ -201,7 +238,7 @@ TEST(FuseAttention, WhereCausalMask) {
       y = Reshape(ot, merge)
     })",
                                   {});
-  EXPECT_PASS_REWRITES("fuse-attention", before, R"(
+  EXPECT_FUSES("fuse-attention", before, R"(
     <ir_version: 8, opset_import: ["" : 17, "com.microsoft" : 1]>
     g (float[1,4,8] q, float[1,4,8] k, float[1,4,8] v) => (float[1,4,8] y) {
       y = com.microsoft.MultiHeadAttention <num_heads = 2, scale = 0.5, unidirectional = 1> (q, k, v)

@@ -86,3 +86,14 @@ inline void expect_numerically_equal(std::string_view pipeline, std::string_view
 }
 
 }  // namespace xopt::test
+
+// Runs `pass` on `before` and expects the printed result to equal `after` (ONNX text). Fused ops
+// compute in another order than the chains they replace, so outputs are compared with a tolerance
+// by expect_numerically_equal, not bit for bit.
+#define EXPECT_FUSES(pass, before, after)                                        \
+  do {                                                                           \
+    auto xopt_outcome_ = ::xopt::test::run_pipeline(pass, before);               \
+    ASSERT_TRUE(xopt_outcome_.status.is_ok()) << xopt_outcome_.status.message(); \
+    EXPECT_TRUE(xopt_outcome_.changed);                                          \
+    EXPECT_EQ(xopt_outcome_.text, ::xopt::test::canonical_text(after));          \
+  } while (0)
