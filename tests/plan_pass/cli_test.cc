@@ -17,13 +17,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Run {
+struct XRun {
   int code = -1;
   std::string out;  // stdout and stderr together
 };
 
-Run xopt(const std::string& args) {
-  Run r;
+XRun xopt(const std::string& args) {
+  XRun r;
   const std::string cmd = std::string(XOPT_BIN) + " " + args + " 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   if (p == nullptr) return r;
@@ -47,8 +47,8 @@ TEST(PlanCli, MaxBatchOnResnet18ThenPlanInfo) {
   const std::string model = xopt::test::shared_model_path("resnet18");
   const fs::path dir = temp_dir("maxbatch");
   const std::string out = (dir / "r.opt.onnx").string();
-  Run r = xopt("--passes=fold,fuse,plan --max-batch 24GiB " + model + " -o " + out + " --report " +
-               (dir / "rep").string());
+  XRun r = xopt("--passes=fold,fuse,plan --max-batch 24GiB " + model + " -o " + out + " --report " +
+                (dir / "rep").string());
   std::printf("%s", r.out.c_str());
   ASSERT_EQ(r.code, 0) << r.out;
   const size_t at = r.out.find("max batch: ");
@@ -66,12 +66,12 @@ TEST(PlanCli, MaxBatchOnResnet18ThenPlanInfo) {
   EXPECT_LE(total, size_t{24} << 30);
   EXPECT_GT(j["breakdown"]["activations"]["bytes"].get<size_t>(), 0u);
 
-  Run info = xopt("plan-info " + out);
+  XRun info = xopt("plan-info " + out);
   std::printf("%s", info.out.c_str());
   ASSERT_EQ(info.code, 0) << info.out;
   EXPECT_NE(info.out.find("arena "), std::string::npos);
   EXPECT_NE(info.out.find("batch " + std::to_string(batch)), std::string::npos) << info.out;
-  Run values = xopt("plan-info --values " + out);
+  XRun values = xopt("plan-info --values " + out);
   ASSERT_EQ(values.code, 0);
   EXPECT_GT(values.out.size(), info.out.size());
   fs::remove_all(dir);
@@ -82,7 +82,7 @@ TEST(PlanCli, RefusalsAndUsageErrors) {
   // An unplanned model: plan-info says there is no plan.
   XOPT_REQUIRE_SHARED(shared);
   const std::string resnet = xopt::test::shared_model_path("resnet18");
-  Run r = xopt("plan-info " + resnet);
+  XRun r = xopt("plan-info " + resnet);
   EXPECT_NE(r.code, 0);
   EXPECT_NE(r.out.find("xopt: error:"), std::string::npos) << r.out;
   r = xopt("--passes=cleanup --max-batch 1GiB " + resnet + " -o " + (dir / "o.onnx").string());
@@ -95,7 +95,7 @@ TEST(PlanCli, RefusalsAndUsageErrors) {
   r = xopt("--passes=plan --align 4096 --io-in-arena " + resnet + " -o " +
            (dir / "o.onnx").string());
   EXPECT_EQ(r.code, 0) << r.out;
-  Run info = xopt("plan-info " + (dir / "o.onnx").string());
+  XRun info = xopt("plan-info " + (dir / "o.onnx").string());
   EXPECT_NE(info.out.find("alignment 4096, inputs/outputs in the arena"), std::string::npos)
       << info.out;
   fs::remove_all(dir);

@@ -141,7 +141,9 @@ TEST(Reorder, KeptOnlyWhenItShrinksTheArena) {
     auto b = run_plan(*reordered, "plan");
     ASSERT_TRUE(a.is_ok() && b.is_ok());
     EXPECT_LE(b->arena_bytes, a->arena_bytes);
-    if (b->node_order == a->node_order) EXPECT_EQ(b->arena_bytes, a->arena_bytes);
+    if (b->node_order == a->node_order) {
+      EXPECT_EQ(b->arena_bytes, a->arena_bytes);
+    }
   }
 }
 
