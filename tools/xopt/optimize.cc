@@ -119,8 +119,8 @@ void print_plan(const passes::PlanOutcome& p, bool quiet) {
           human_bytes(p.next_total_bytes - std::min(p.next_total_bytes, p.budget_bytes)).c_str());
   }
   if (quiet) return;
-  std::fprintf(stderr, "memory plan (batch %lld, planned in %.3f s)\n",
-               static_cast<long long>(p.plan.batch), p.seconds);
+  std::fprintf(stderr, "memory plan (batch %lld, planned in %.2f ms)\n",
+               static_cast<long long>(p.plan.batch), p.seconds * 1e3);
   std::fputs(planner::report_text(p.plan).c_str(), stderr);
   if (p.batch_searched && p.has_next) {
     std::fprintf(stderr, "memory plan at batch %lld (does not fit)\n",
