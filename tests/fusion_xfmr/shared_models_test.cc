@@ -120,8 +120,11 @@ void check_model(const std::string& name) {
   std::string why;
   EXPECT_TRUE(exec::conformance::outputs_match((*got)[0], (*want)[0], 1e-4, 1e-5, &why)) << why;
   EXPECT_TRUE(exec::conformance::outputs_match((*got)[0], *torch_out, 1e-4, 1e-5, &why)) << why;
-  std::printf("  max rel diff vs original %.3g, vs PyTorch %.3g\n",
-              test::max_rel_diff((*got)[0], (*want)[0]), test::max_rel_diff((*got)[0], *torch_out));
+  std::printf(
+      "  vs original: max abs diff %.3g, max rel diff %.3g; vs PyTorch: %.3g, %.3g (rel over "
+      "|ref| >= 1e-3)\n",
+      test::max_abs_diff((*got)[0], (*want)[0]), test::max_rel_diff((*got)[0], (*want)[0]),
+      test::max_abs_diff((*got)[0], *torch_out), test::max_rel_diff((*got)[0], *torch_out));
 }
 
 TEST(FusionXfmrModels, BertMini) {

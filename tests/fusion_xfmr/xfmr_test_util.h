@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <map>
 #include <random>
 #include <string>
@@ -47,12 +49,19 @@ inline std::map<std::string, ir::Tensor> random_inputs(const ir::Model& m, uint3
   return out;
 }
 
-// Max |a - b| / max(|b|, 1e-3) over two float tensors of one shape (for printing).
+// Max |a - b| over two float tensors of one shape, and max |a - b| / |b| over the elements with
+// |b| >= 1e-3 (for printing).
+inline double max_abs_diff(const ir::Tensor& a, const ir::Tensor& b) {
+  double worst = 0;
+  for (int64_t i = 0; i < a.numel(); ++i)
+    worst = std::max(worst, std::fabs(double{a.data<float>()[i]} - b.data<float>()[i]));
+  return worst;
+}
 inline double max_rel_diff(const ir::Tensor& a, const ir::Tensor& b) {
   double worst = 0;
   for (int64_t i = 0; i < a.numel(); ++i) {
     double x = a.data<float>()[i], y = b.data<float>()[i];
-    worst = std::max(worst, std::fabs(x - y) / std::max(std::fabs(y), 1e-3));
+    if (std::fabs(y) >= 1e-3) worst = std::max(worst, std::fabs(x - y) / std::fabs(y));
   }
   return worst;
 }
