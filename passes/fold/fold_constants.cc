@@ -12,6 +12,7 @@
 
 #include "executor/cpu/allocator.h"
 #include "executor/cpu/kernel.h"
+#include "ir/op_registry.h"
 #include "passes/fold/node_traits.h"
 #include "passes/pass_registry.h"
 #include "passes/rewrite.h"
@@ -199,12 +200,21 @@ class FoldConstants final : public Pass {
                                                          const Env& env) {
     std::vector<const ir::Tensor*> ins;
     for (const ir::Value* v : n.inputs()) ins.push_back(v == nullptr ? nullptr : lookup(env, v));
+    // Identity of a weight (PyTorch's exporter reads every weight through one) shares its bytes.
+    if (n.is("Identity") && n.num_outputs() == 1 && ins.size() == 1 && ins[0] != nullptr)
+      return std::vector<ir::Tensor>{*ins[0]};
     std::vector<ir::Tensor> outs(n.num_outputs());
     exec::SimpleAllocator allocator;
-    exec::KernelContext kctx(n, std::move(ins), &outs, &allocator);
+    exec::KernelContext kctx(n, ins, &outs, &allocator);
     if (!kernel.fn(kctx).is_ok()) return std::nullopt;
     for (size_t i = 0; i < n.num_outputs(); ++i)
       if (n.output(i) != nullptr && (i >= outs.size() || outs[i].empty())) return std::nullopt;
+    // Views (Reshape, Squeeze, Flatten, ...) share their input's bytes too, so folding a chain of
+    // them over large weights holds one copy of the weights, not one per step.
+    if (!outs.empty() && !ins.empty() && ins[0] != nullptr && ir::is_view_node(n) &&
+        outs[0].dtype() == ins[0]->dtype() && outs[0].dtype() != ir::DType::kString &&
+        outs[0].numel() == ins[0]->numel())
+      outs[0] = ins[0]->reshaped(outs[0].dims());
     return outs;
   }
 

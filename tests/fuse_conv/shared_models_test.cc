@@ -1,0 +1,132 @@
+// fold,fuse on the shared CNNs: the outputs stay those of the original model (CPU executor,
+// rtol 1e-4), the result passes the ONNX checker, and the conv blocks are fused. Prints node counts
+// before -> after and the counters. With XOPT_SAVE_OPTIMIZED=DIR the optimized models are written
+// there as NAME.opt.onnx (tests/fuse_conv/check_with_onnxruntime.py runs them in onnxruntime).
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+
+#include "executor/cpu/conformance.h"
+#include "executor/cpu/session.h"
+#include "ir/onnx_io.h"
+#include "onnx/checker.h"
+#include "passes/pass_manager.h"
+#include "tests/fold/equivalence.h"
+#include "tests/util/test_util.h"
+
+namespace xopt {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::map<std::string, int> op_counts(const ir::Graph& g) {
+  std::map<std::string, int> out;
+  for (const ir::Node* n : g.nodes())
+    ++out[(n->domain().empty() ? "" : n->domain() + ".") + n->op_type()];
+  return out;
+}
+
+int count(const std::map<std::string, int>& c, const std::string& op) {
+  auto it = c.find(op);
+  return it == c.end() ? 0 : it->second;
+}
+
+struct Optimized {
+  std::map<std::string, int> before, after;
+};
+
+// Runs fold,fuse on the model, checks the outputs against the original's and returns the op counts.
+Optimized optimize_and_compare(const std::string& name) {
+  Optimized r;
+  const std::string path = test::shared_model_path(name);
+  if (path.empty()) return r;
+  auto original = ir::load_model(path);
+  EXPECT_TRUE(original.is_ok()) << original.status().message();
+  auto model = ir::load_model(path);
+  if (!original.is_ok() || !model.is_ok()) return r;
+  auto in = exec::conformance::read_tensor_file(
+      (fs::path(path).parent_path() / "test_data_set_0" / "input_0.pb").string());
+  EXPECT_TRUE(in.is_ok()) << in.status().message();
+  if (!in.is_ok()) return r;
+
+  passes::PassManagerOptions options;
+  options.verify_each = true;
+  passes::PassManager pm(options);
+  EXPECT_TRUE(pm.add_pipeline("fold,fuse").is_ok());
+  passes::PassContext ctx;
+  passes::PipelineStats stats;
+  auto t0 = std::chrono::steady_clock::now();
+  Status s = pm.run(*model, ctx, &stats);
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_TRUE(s.is_ok()) << s.message();
+  if (!s.is_ok()) return r;
+  r.before = op_counts(*original->graph);
+  r.after = op_counts(*model->graph);
+
+  std::printf("%s: fold,fuse %zu -> %zu nodes, %zu -> %zu initializers, %.3f s (verify each)\n",
+              name.c_str(), original->graph->num_nodes(), model->graph->num_nodes(),
+              original->graph->initializers().size(), model->graph->initializers().size(), secs);
+  for (const auto& p : stats.passes) {
+    if (p.counters.empty()) continue;
+    std::string counters;
+    for (const auto& [k, v] : p.counters) counters += " " + k + "=" + std::to_string(v);
+    std::printf("  %s:%s\n", p.name.c_str(), counters.c_str());
+  }
+  std::string ops;
+  for (const auto& [op, n] : r.after) ops += " " + op + "=" + std::to_string(n);
+  std::printf("  ops after:%s\n", ops.c_str());
+
+  onnx::ModelProto proto = ir::model_to_proto(*model);
+  try {
+    onnx::checker::check_model(proto);
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "ONNX checker: " << e.what();
+  }
+  if (const char* dir = std::getenv("XOPT_SAVE_OPTIMIZED")) {
+    Status saved = ir::save_model(*model, (fs::path(dir) / (name + ".opt.onnx")).string());
+    EXPECT_TRUE(saved.is_ok()) << saved.message();
+  }
+
+  std::map<std::string, ir::Tensor> inputs = {
+      {original->graph->runtime_inputs().at(0)->name(), *in}};
+  test::expect_same_outputs(*original, *model, inputs, 1e-4, 1e-5);
+  return r;
+}
+
+TEST(FuseConvModels, Resnet18) {
+  XOPT_REQUIRE_SHARED(shared);
+  Optimized r = optimize_and_compare("resnet18");
+  EXPECT_EQ(count(r.after, "BatchNormalization"), 0);
+  EXPECT_EQ(count(r.after, "Relu"), 0);
+  EXPECT_EQ(count(r.after, "Identity"), 0);
+  EXPECT_EQ(count(r.after, "Conv"), 3);  // the downsample convs are the residual's other side
+  EXPECT_EQ(count(r.after, "com.microsoft.FusedConv"), 17);
+}
+
+TEST(FuseConvModels, MobilenetV2) {
+  XOPT_REQUIRE_SHARED(shared);
+  Optimized r = optimize_and_compare("mobilenet_v2");
+  EXPECT_EQ(count(r.after, "BatchNormalization"), 0);
+  EXPECT_EQ(count(r.after, "Clip"), 0);
+  EXPECT_EQ(count(r.after, "Constant"), 0);
+  EXPECT_EQ(count(r.after, "com.microsoft.FusedConv"), count(r.before, "Clip"));
+}
+
+TEST(FuseConvModels, Squeezenet) {
+  XOPT_REQUIRE_SHARED(shared);
+  Optimized r = optimize_and_compare("squeezenet1_1");
+  EXPECT_EQ(count(r.after, "Relu"), 0);
+  EXPECT_EQ(count(r.after, "com.microsoft.FusedConv"), count(r.before, "Conv"));
+}
+
+TEST(FuseConvModels, Shufflenet) {
+  XOPT_REQUIRE_SHARED(shared);
+  Optimized r = optimize_and_compare("shufflenet_v2_x1_0");
+  EXPECT_EQ(count(r.after, "BatchNormalization"), 0);
+  EXPECT_EQ(count(r.after, "Relu"), 0);
+}
+
+}  // namespace
+}  // namespace xopt
