@@ -407,8 +407,11 @@ std::optional<Match> match(ir::Node* scores_mm) {
 
 class Rewriter {
  public:
-  Rewriter(ir::Graph& g, Match& m)
-      : g_(g), m_(m), anchor_(m.out_proj ? m.out_proj->end->producer() : m.end->producer()) {}
+  Rewriter(ir::Graph& g, Match& m, xfmr::ConstantPool& pool)
+      : g_(g),
+        m_(m),
+        pool_(pool),
+        anchor_(m.out_proj ? m.out_proj->end->producer() : m.end->producer()) {}
 
   void run(std::unordered_set<const ir::Node*>& removed) {
     const AxisSizes& sz = m_.sz;
@@ -421,10 +424,11 @@ class Rewriter {
       if (s->proj) {
         ir::Value* y = to_tokens(s->proj->input, s->hyp.seq_major, s->seq);
         ir::Value* w = s->proj->weight_value;
-        if (w == nullptr) w = g_.add_initializer(weight_name(*s), s->proj->weight);
-        in = xfmr::add_node(g_, "MatMul", {y, w}, base_ + "mha_" + side_name(*s), ir::DType::kFloat,
-                            {sz[kB], s->seq, d}, anchor_)
-                 ->output(0);
+        if (w == nullptr) w = pool_.get(g_, weight_name(*s), s->proj->weight);
+        ir::Node* mm = xfmr::add_node(g_, "MatMul", {y, w}, base_ + "mha_" + side_name(*s),
+                                      ir::DType::kFloat, {sz[kB], s->seq, d}, anchor_);
+        for (const ir::Node* r : s->proj->nodes) mm->add_provenance(*r);
+        in = mm->output(0);
         any_bias |= s->proj->bias.has_value();
       } else {
         in = to_tokens(s->chain.source, s->hyp.seq_major, s->seq);
@@ -434,8 +438,8 @@ class Rewriter {
                                                 : ir::Tensor(ir::DType::kFloat, {d}));
     }
     std::vector<ir::Value*> inputs = qkv;
-    inputs.push_back(
-        any_bias ? g_.add_initializer(base_ + "mha_qkv_bias", xfmr::concat_flat(biases)) : nullptr);
+    inputs.push_back(any_bias ? pool_.get(g_, base_ + "mha_qkv_bias", xfmr::concat_flat(biases))
+                              : nullptr);
     inputs.push_back(nullptr);  // key_padding_mask
     inputs.push_back(attention_bias());
     while (inputs.back() == nullptr) inputs.pop_back();
@@ -458,15 +462,14 @@ class Rewriter {
       for (ir::Node* r : replaced) mha->add_provenance(*r);
       ir::Value* w = op.weight_value != nullptr
                          ? op.weight_value
-                         : g_.add_initializer(op.nodes.front()->input(1)->name() + "_t", op.weight);
+                         : pool_.get(g_, op.nodes.front()->input(1)->name() + "_t", op.weight);
       if (op.bias) {
         ir::Value* mm = xfmr::add_node(g_, "MatMul", {mha->output(0), w}, base_ + "out_proj",
                                        ir::DType::kFloat, {b, s, n}, anchor_)
                             ->output(0);
-        ir::Value* c =
-            op.bias_value != nullptr
-                ? op.bias_value
-                : g_.add_initializer(op.nodes.front()->input(2)->name() + "_n", *op.bias);
+        ir::Value* c = op.bias_value != nullptr
+                           ? op.bias_value
+                           : pool_.get(g_, op.nodes.front()->input(2)->name() + "_n", *op.bias);
         xfmr::add_replacing_node(g_, op.end, "Add", "", {mm, c}, anchor_, {op.nodes.front()});
       } else {
         xfmr::add_replacing_node(g_, op.end, "MatMul", "", {mha->output(0), w}, anchor_,
@@ -490,8 +493,7 @@ class Rewriter {
       }
       if (reshape)
         xfmr::add_replacing_node(g_, m_.end, "Reshape", "",
-                                 {cur, xfmr::add_shape_constant(g_, base_ + "mha_out_shape", ed)},
-                                 anchor_, {});
+                                 {cur, shape_constant(base_ + "mha_out_shape", ed)}, anchor_, {});
     }
     mha->set_name(base_ + "MultiHeadAttention");
     mha->set_attr("num_heads", sz[kH]);
@@ -543,17 +545,15 @@ class Rewriter {
       t->set_attr("perm", std::vector<int64_t>{1, 0, 2});
       out = t->output(0);
     } else if (dims.size() == 2 && swap) {
-      ir::Node* r = xfmr::add_node(
-          g_, "Reshape",
-          {v, xfmr::add_shape_constant(g_, v->name() + "_sbd_shape", {seq, b, last})},
-          v->name() + "_sbd", ir::DType::kFloat, {seq, b, last}, anchor_);
+      ir::Node* r = xfmr::add_node(g_, "Reshape",
+                                   {v, shape_constant(v->name() + "_sbd_shape", {seq, b, last})},
+                                   v->name() + "_sbd", ir::DType::kFloat, {seq, b, last}, anchor_);
       ir::Node* t = xfmr::add_node(g_, "Transpose", {r->output(0)}, v->name() + "_bsd",
                                    ir::DType::kFloat, target, anchor_);
       t->set_attr("perm", std::vector<int64_t>{1, 0, 2});
       out = t->output(0);
     } else if (dims != target) {
-      out = xfmr::add_node(g_, "Reshape",
-                           {v, xfmr::add_shape_constant(g_, v->name() + "_bsd_shape", target)},
+      out = xfmr::add_node(g_, "Reshape", {v, shape_constant(v->name() + "_bsd_shape", target)},
                            v->name() + "_bsd", ir::DType::kFloat, target, anchor_)
                 ->output(0);
     }
@@ -563,26 +563,29 @@ class Rewriter {
 
   ir::Value* attention_bias() {
     const MaskSpec& ms = m_.mask;
-    if (ms.constant) return g_.add_initializer(base_ + "mha_attention_bias", *ms.constant);
+    if (ms.constant) return pool_.get(g_, base_ + "mha_attention_bias", *ms.constant);
     if (ms.value == nullptr) return nullptr;
     ir::Value* v = ms.value;
     if (ms.value_dims != ms.dims4)
-      v = xfmr::add_node(
-              g_, "Reshape",
-              {v, xfmr::add_shape_constant(g_, base_ + "mha_attention_bias_shape", ms.dims4)},
-              base_ + "mha_attention_bias_4d", ir::DType::kFloat, ms.dims4, anchor_)
+      v = xfmr::add_node(g_, "Reshape",
+                         {v, shape_constant(base_ + "mha_attention_bias_shape", ms.dims4)},
+                         base_ + "mha_attention_bias_4d", ir::DType::kFloat, ms.dims4, anchor_)
               ->output(0);
     if (!ms.expand_to.empty())
-      v = xfmr::add_node(
-              g_, "Expand",
-              {v, xfmr::add_shape_constant(g_, base_ + "mha_attention_bias_dims", ms.expand_to)},
-              base_ + "mha_attention_bias", ir::DType::kFloat, ms.expand_to, anchor_)
+      v = xfmr::add_node(g_, "Expand",
+                         {v, shape_constant(base_ + "mha_attention_bias_dims", ms.expand_to)},
+                         base_ + "mha_attention_bias", ir::DType::kFloat, ms.expand_to, anchor_)
               ->output(0);
     return v;
   }
 
+  ir::Value* shape_constant(const std::string& hint, const std::vector<int64_t>& dims) {
+    return pool_.get(g_, hint, ir::Tensor::of<int64_t>({static_cast<int64_t>(dims.size())}, dims));
+  }
+
   ir::Graph& g_;
   Match& m_;
+  xfmr::ConstantPool& pool_;
   ir::Node* anchor_;
   std::map<std::pair<ir::Value*, bool>, ir::Value*> cache_;
   std::vector<ir::Node*> extra_dead_;
@@ -598,6 +601,7 @@ class FuseAttention final : public Pass {
     bool changed = false;
     bool shapes_ready = false;
     std::unordered_set<const ir::Node*> removed;
+    xfmr::ConstantPool pool;
     for (ir::Node* n : g.node_list()) {
       if (removed.count(n) || !n->is("MatMul")) continue;
       if (!shapes_ready) {
@@ -607,7 +611,7 @@ class FuseAttention final : public Pass {
       auto m = match(n);
       if (!m) continue;
       g.require_opset("com.microsoft", 1);
-      Rewriter rw(g, *m);
+      Rewriter rw(g, *m, pool);
       rw.base_ = prefix(*m);
       rw.run(removed);
       ctx.count("MultiHeadAttention");

@@ -234,7 +234,8 @@ class FuseGelu final : public Pass {
       ctx.count(tanh ? "FastGelu" : "Gelu");
       changed = true;
     }
-    // Bias Add + Gelu.
+    // Bias Add + Gelu, over a fresh snapshot (new nodes may sit at addresses in `removed`).
+    removed.clear();
     for (ir::Node* n : g.node_list()) {
       bool tanh = false;
       if (removed.count(n) || !is_gelu(n, &tanh)) continue;

@@ -75,6 +75,7 @@ class FuseLayerNorm final : public Pass {
     bool shapes_ready = false;
     bool changed = false;
     std::unordered_set<const ir::Node*> removed;
+    xfmr::ConstantPool pool;
     for (ir::Node* n : g.node_list()) {
       if (removed.count(n) || !n->is("ReduceMean")) continue;
       if (!shapes_ready) {
@@ -83,7 +84,7 @@ class FuseLayerNorm final : public Pass {
       }
       auto m = match(n);
       if (!m) continue;
-      rewrite(g, *m, removed);
+      rewrite(g, *m, removed, pool);
       ctx.count("LayerNormalization");
       changed = true;
     }
@@ -237,12 +238,14 @@ class FuseLayerNorm final : public Pass {
   }
 
   // `p` with exactly the normalized dims (a reshaped copy of a constant when its rank differs).
-  static ir::Value* as_param(ir::Graph& g, ir::Value* p, const std::vector<int64_t>& norm) {
+  static ir::Value* as_param(ir::Graph& g, ir::Value* p, const std::vector<int64_t>& norm,
+                             xfmr::ConstantPool& pool) {
     if (p->shape().rank() == norm.size()) return p;
-    return g.add_initializer(p->name() + "_ln", constant_value(p)->reshaped(norm));
+    return pool.get(g, p->name() + "_ln", constant_value(p)->reshaped(norm));
   }
 
-  static void rewrite(ir::Graph& g, const Match& m, std::unordered_set<const ir::Node*>& removed) {
+  static void rewrite(ir::Graph& g, const Match& m, std::unordered_set<const ir::Node*>& removed,
+                      xfmr::ConstantPool& pool) {
     const auto& xdims = m.x->shape().dims();
     std::vector<int64_t> norm;
     bool norm_static = true;
@@ -252,15 +255,15 @@ class FuseLayerNorm final : public Pass {
     }
     ir::Value* gamma = nullptr;
     if (m.gamma != nullptr) {
-      gamma = norm_static ? as_param(g, m.gamma, norm) : m.gamma;
+      gamma = norm_static ? as_param(g, m.gamma, norm, pool) : m.gamma;
     } else {
       // LayerNormalization needs a scale; ones stand for "no gamma" (match() checked the dims).
       ir::Tensor ones(m.x->dtype(), norm);
       fill_ones(ones);
-      gamma = g.add_initializer(m.out->name() + "_scale", std::move(ones));
+      gamma = pool.get(g, m.out->name() + "_scale", std::move(ones));
     }
     std::vector<ir::Value*> inputs{m.x, gamma};
-    if (m.beta != nullptr) inputs.push_back(norm_static ? as_param(g, m.beta, norm) : m.beta);
+    if (m.beta != nullptr) inputs.push_back(norm_static ? as_param(g, m.beta, norm, pool) : m.beta);
     ir::Node* anchor = m.out->producer();
     ir::Node* ln =
         xfmr::add_replacing_node(g, m.out, "LayerNormalization", "", inputs, anchor, m.nodes);

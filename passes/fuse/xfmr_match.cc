@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <string_view>
 
 #include "passes/rewrite.h"
 
@@ -71,10 +72,17 @@ ir::Node* add_node(ir::Graph& g, const std::string& op, const std::vector<ir::Va
   return n;
 }
 
-ir::Value* add_shape_constant(ir::Graph& g, const std::string& hint,
-                              const std::vector<int64_t>& dims) {
-  return g.add_initializer(hint,
-                           ir::Tensor::of<int64_t>({static_cast<int64_t>(dims.size())}, dims));
+ir::Value* ConstantPool::get(ir::Graph& g, const std::string& hint, ir::Tensor t) {
+  std::string_view bytes(static_cast<const char*>(t.raw_data()), t.nbytes());
+  size_t h = std::hash<std::string_view>{}(bytes) ^ (static_cast<size_t>(t.dtype()) << 1);
+  for (int64_t d : t.dims()) h = h * 31 + static_cast<size_t>(d);
+  auto [lo, hi] = by_hash_.equal_range(h);
+  for (auto it = lo; it != hi; ++it)
+    if (it->second->initializer() != nullptr && it->second->initializer()->same_contents(t))
+      return it->second;
+  ir::Value* v = g.add_initializer(hint, std::move(t));
+  by_hash_.emplace(h, v);
+  return v;
 }
 
 namespace {

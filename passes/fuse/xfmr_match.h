@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -47,9 +48,18 @@ ir::Node* add_node(ir::Graph& g, const std::string& op, const std::vector<ir::Va
                    const std::string& hint, ir::DType dtype, const std::vector<int64_t>& dims,
                    ir::Node* before, const std::string& domain = "");
 
-// A new int64 1-D initializer (for Reshape and Expand shapes).
-ir::Value* add_shape_constant(ir::Graph& g, const std::string& hint,
-                              const std::vector<int64_t>& dims);
+// Initializers a pass run creates, shared by contents: models often use one weight in several
+// layers (deduplicated by the fold group), and the slices, transposes and concatenations a fusion
+// derives from it must stay one initializer too.
+class ConstantPool {
+ public:
+  // An initializer holding `t`: one this pool made earlier with the same dtype, dims and bytes,
+  // else a new one named from `hint`.
+  ir::Value* get(ir::Graph& g, const std::string& hint, ir::Tensor t);
+
+ private:
+  std::unordered_multimap<size_t, ir::Value*> by_hash_;
+};
 
 // Removes those of `nodes` that no longer have readers (repeatedly, so chains go too) and adds
 // them to `removed` (so a walk over a node snapshot can skip them); nodes already in `removed` are

@@ -26,6 +26,12 @@ std::map<std::string, int> op_counts(const ir::Graph& g) {
   return out;
 }
 
+size_t initializer_bytes(const ir::Graph& g) {
+  size_t n = 0;
+  for (const ir::Value* v : g.initializers()) n += v->initializer()->nbytes();
+  return n;
+}
+
 int count(const std::map<std::string, int>& c, const std::string& op) {
   auto it = c.find(op);
   return it == c.end() ? 0 : it->second;
@@ -83,6 +89,13 @@ void check_model(const std::string& name) {
       static_cast<long long>(counter(stats, "fuse-skip-layernorm", "SkipLayerNormalization")),
       static_cast<long long>(counter(stats, "fuse-skip-layernorm", "bias")),
       static_cast<long long>(counter(stats, "fuse-skip-layernorm", "sum-output")));
+  // Weights one layer shares with another stay shared after slicing/transposing: no growth.
+  const size_t bytes_before = initializer_bytes(*original->graph);
+  const size_t bytes_after = initializer_bytes(*model->graph);
+  std::printf("  initializers: %zu -> %zu, %zu -> %zu bytes\n",
+              original->graph->initializers().size(), model->graph->initializers().size(),
+              bytes_before, bytes_after);
+  EXPECT_LE(bytes_after, bytes_before);
   std::string ops;
   for (const auto& [op, n] : after) ops += " " + op + "=" + std::to_string(n);
   std::printf("  ops after:%s\n", ops.c_str());
