@@ -204,6 +204,74 @@ TEST(FuseAttention, TorchOutProjectionFolded) {
   test::expect_numerically_equal("fuse-attention", before);
 }
 
+// Scaling on Q and K separately (0.5 and 0.25) multiplies into one scale, 0.125.
+TEST(FuseAttention, ScaleOnQAndKSeparately) {
+  const std::string before = R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[1,4,8] q, float[1,4,8] k, float[1,4,8] v) => (float[1,4,8] y)
+       <int64[4] split = {1, 4, 2, 4}, int64[3] merge = {1, 4, 8}, float qs = {0.5},
+        float ks = {0.25}> {
+      qr = Reshape(q, split)
+      qt = Transpose <perm = [0, 2, 1, 3]> (qr)
+      q2 = Mul(qt, qs)
+      kr = Reshape(k, split)
+      kt = Transpose <perm = [0, 2, 3, 1]> (kr)
+      k2 = Mul(ks, kt)
+      vr = Reshape(v, split)
+      vt = Transpose <perm = [0, 2, 1, 3]> (vr)
+      sc = MatMul(q2, k2)
+      p = Softmax(sc)
+      o = MatMul(p, vt)
+      ot = Transpose <perm = [0, 2, 1, 3]> (o)
+      y = Reshape(ot, merge)
+    })";
+  EXPECT_FUSES("fuse-attention", before, R"(
+    <ir_version: 8, opset_import: ["" : 17, "com.microsoft" : 1]>
+    g (float[1,4,8] q, float[1,4,8] k, float[1,4,8] v) => (float[1,4,8] y) {
+      y = com.microsoft.MultiHeadAttention <num_heads = 2, scale = 0.125> (q, k, v)
+    })");
+  EXPECT_EQ(test::ops_after("fuse-attention", before),
+            std::vector<std::string>{"com.microsoft.MultiHeadAttention"});
+  test::expect_numerically_equal("fuse-attention", before);
+}
+
+// Projections over flattened tokens [B*S, D] (2-D MatMuls), heads split from there; cross
+// attention with T = 3 keys for S = 4 queries.
+TEST(FuseAttention, FlattenedTokensCrossAttention) {
+  const std::string before = fill(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[8,8] x, float[6,8] m) => (float[8,8] y)
+       <float[8,8] wq = $WQ, float[8,8] wk = $WK, float[8,8] wv = $WV, float[8] bv = $BV,
+        int64[4] qsplit = {2, 4, 2, 4}, int64[4] ksplit = {2, 3, 2, 4}, int64[2] merge = {8, 8},
+        float sqrt_e = {2.0}> {
+      q = MatMul(x, wq)
+      qr = Reshape(q, qsplit)
+      qt = Transpose <perm = [0, 2, 1, 3]> (qr)
+      k = MatMul(m, wk)
+      kr = Reshape(k, ksplit)
+      kt = Transpose <perm = [0, 2, 3, 1]> (kr)
+      vm = MatMul(m, wv)
+      v = Add(vm, bv)
+      vr = Reshape(v, ksplit)
+      vt = Transpose <perm = [0, 2, 1, 3]> (vr)
+      sc = MatMul(qt, kt)
+      scd = Div(sc, sqrt_e)
+      p = Softmax(scd)
+      o = MatMul(p, vt)
+      ot = Transpose <perm = [0, 2, 1, 3]> (o)
+      y = Reshape(ot, merge)
+    })",
+                                  {{"WQ", values(64, 21)},
+                                   {"WK", values(64, 22)},
+                                   {"WV", values(64, 23)},
+                                   {"BV", values(8, 24)}});
+  auto r = test::run_pipeline("fuse-attention", before);
+  ASSERT_TRUE(r.status.is_ok()) << r.status.message();
+  EXPECT_NE(r.text.find("MultiHeadAttention<num_heads = 2"), std::string::npos) << r.text;
+  EXPECT_EQ(r.text.find("Softmax"), std::string::npos) << r.text;
+  test::expect_numerically_equal("fuse-attention", before);
+}
+
 // A general constant mask (not causal) becomes a constant attention_bias [1,1,S,T].
 TEST(FuseAttention, ConstantMaskBecomesAttentionBias) {
   const std::string mask = "{0, -1e9, 0, -1e9, 0, 0, 0, -1e9, -1e9, 0, 0, 0, 0, 0, 0, -1e9}";

@@ -22,6 +22,8 @@ TEST(FuseGelu, TorchErfForm) {
     g (float[2,4,8] x) => (float[2,4,8] y) {
       y = com.microsoft.Gelu (x)
     })");
+  EXPECT_EQ(test::ops_after("fuse-gelu", kTorchErf),
+            std::vector<std::string>{"com.microsoft.Gelu"});
   test::expect_numerically_equal("fuse-gelu", kTorchErf);
 }
 
@@ -67,6 +69,8 @@ TEST(FuseGelu, BiasAddBecomesBiasGelu) {
        <float[8] b = {0.1, -0.2, 0.3, -0.4, 0.5, -0.6, 0.7, -0.8}> {
       y = com.microsoft.BiasGelu (x, b)
     })");
+  EXPECT_EQ(test::ops_after("fuse-gelu", kBiasErf),
+            std::vector<std::string>{"com.microsoft.BiasGelu"});
   test::expect_numerically_equal("fuse-gelu", kBiasErf);
 }
 
@@ -114,6 +118,8 @@ TEST(FuseGelu, TanhFormBecomesFastGelu) {
     g (float[2,4,8] x) => (float[2,4,8] y) {
       y = com.microsoft.FastGelu (x)
     })");
+  EXPECT_EQ(test::ops_after("fuse-gelu", kTanh),
+            std::vector<std::string>{"com.microsoft.FastGelu"});
   test::expect_numerically_equal("fuse-gelu", kTanh);
 }
 
@@ -146,7 +152,7 @@ TEST(FuseGelu, MegatronTanhWithBias) {
 
 // From opset 20 the standard Gelu is used.
 TEST(FuseGelu, Opset20UsesOnnxGelu) {
-  EXPECT_FUSES("fuse-gelu", R"(
+  constexpr const char* kOpset20 = R"(
     <ir_version: 9, opset_import: ["" : 20]>
     g (float[2,8] x, float[2,8] z) => (float[2,8] y, float[2,8] w)
        <float sq2 = {1.4142135381698608}, float one = {1.0}, float half = {0.5}, float three = {3.0},
@@ -164,13 +170,15 @@ TEST(FuseGelu, Opset20UsesOnnxGelu) {
       ta = Add(t, one)
       tm = Mul(half, z)
       w = Mul(tm, ta)
-    })",
+    })";
+  EXPECT_FUSES("fuse-gelu", kOpset20,
                R"(
     <ir_version: 9, opset_import: ["" : 20]>
     g (float[2,8] x, float[2,8] z) => (float[2,8] y, float[2,8] w) {
       y = Gelu (x)
       w = Gelu <approximate = "tanh"> (z)
     })");
+  EXPECT_EQ(test::ops_after("fuse-gelu", kOpset20), (std::vector<std::string>{"Gelu", "Gelu"}));
 }
 
 // erf(x / 1.5) is no GELU.

@@ -22,6 +22,8 @@ TEST(FuseSkipLayerNorm, Residual) {
         float[8] beta = {0.1, -0.2, 0.3, 0, 1, -1, 0.5, 2}> {
       y = com.microsoft.SkipLayerNormalization <epsilon = 1e-5> (x, r, gamma, beta)
     })");
+  EXPECT_EQ(test::ops_after("fuse-skip-layernorm", kResidual),
+            std::vector<std::string>{"com.microsoft.SkipLayerNormalization"});
   test::expect_numerically_equal("fuse-skip-layernorm", kResidual);
 }
 

@@ -49,6 +49,20 @@ inline std::map<std::string, ir::Tensor> random_inputs(const ir::Model& m, uint3
   return out;
 }
 
+// "domain.Op" (or "Op") of every node after running `pipeline` on `text`, in graph order: the
+// printed text leaves domains out, so tests that care about com.microsoft vs ONNX check this.
+inline std::vector<std::string> ops_after(std::string_view pipeline, std::string_view text) {
+  ir::Model m = parse_or_die(text);
+  passes::PassManager pm;
+  std::vector<std::string> out;
+  if (!pm.add_pipeline(pipeline).is_ok()) return out;
+  passes::PassContext ctx;
+  if (!pm.run(m, ctx).is_ok()) return out;
+  for (const ir::Node* n : m.graph->nodes())
+    out.push_back((n->domain().empty() ? "" : n->domain() + ".") + n->op_type());
+  return out;
+}
+
 // Max |a - b| over two float tensors of one shape, and max |a - b| / |b| over the elements with
 // |b| >= 1e-3 (for printing).
 inline double max_abs_diff(const ir::Tensor& a, const ir::Tensor& b) {
