@@ -3,6 +3,8 @@
 // also be fast enough for the optimizer's validation runs.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include <chrono>
 #include <cmath>
 
@@ -60,12 +62,12 @@ void expect_close(const RunStats& st) {
   EXPECT_LE(st.max_abs, 1e-4 * std::max(1.0, st.max_ref));
 }
 
-TEST(NnModels, Resnet18MatchesPyTorchQuickly) {
+TEST(NnModels, Resnet18MatchesPyTorch) {
   XOPT_REQUIRE_SHARED(shared);
   const RunStats st = run_shared_model("resnet18");
   expect_close(st);
-  // "Well under a second on 2 cores" is the target; the bound leaves room for a loaded CI machine.
-  EXPECT_LT(st.seconds, 3.0);
+  // Speed is a benchmark (bench/executor_bench.py), never a timed assertion; printed for the log.
+  std::printf("resnet18 CPU run: %.3f s\n", st.seconds);
 }
 
 TEST(NnModels, MobilenetV2MatchesPyTorch) {
