@@ -74,6 +74,30 @@ TEST(FuseSkipLayerNorm, BroadcastSkipAndSumAsGraphOutput) {
   test::expect_numerically_equal("fuse-skip-layernorm", kBroadcastSkip);
 }
 
+// The fuse group end to end: a decomposed LayerNorm of a residual sum becomes LayerNormalization
+// (fuse-layernorm), then SkipLayerNormalization (fuse-skip-layernorm).
+TEST(FuseSkipLayerNorm, DecomposedLayerNormThroughTheFuseGroup) {
+  constexpr const char* kDecomposed = R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[2,3,8] a, float[2,3,8] b) => (float[2,3,8] y)
+       <float two = {2.0}, float eps = {1e-5}, float[8] gamma = {0.5, 1.5, -1, 2, 0.25, 1, -0.5, 3},
+        float[8] beta = {0.1, -0.2, 0.3, 0, 1, -1, 0.5, 2}> {
+      x = Add(a, b)
+      mean = ReduceMean <axes = [-1]> (x)
+      d = Sub(x, mean)
+      p = Pow(d, two)
+      var = ReduceMean <axes = [-1]> (p)
+      ve = Add(var, eps)
+      sd = Sqrt(ve)
+      n = Div(d, sd)
+      s = Mul(n, gamma)
+      y = Add(s, beta)
+    })";
+  EXPECT_EQ(test::ops_after("fuse", kDecomposed),
+            std::vector<std::string>{"com.microsoft.SkipLayerNormalization"});
+  test::expect_numerically_equal("fuse", kDecomposed);
+}
+
 // SkipLayerNormalization normalizes the last axis only.
 TEST(FuseSkipLayerNorm, OtherAxisDoesNotApply) {
   EXPECT_PASS_DOES_NOT_APPLY("fuse-skip-layernorm", R"(

@@ -10,6 +10,7 @@
 #include "executor/cpu/conformance.h"
 #include "executor/cpu/session.h"
 #include "ir/onnx_io.h"
+#include "onnx/checker.h"
 #include "passes/pass_manager.h"
 #include "tests/fusion_xfmr/xfmr_test_util.h"
 #include "tests/util/test_util.h"
@@ -122,6 +123,14 @@ void check_model(const std::string& name) {
   EXPECT_EQ(
       count(after, "LayerNormalization") + count(after, "com.microsoft.SkipLayerNormalization"),
       count(before, "LayerNormalization"));
+
+  // Still ONNX: the checker accepts the optimized model (com.microsoft ops included).
+  onnx::ModelProto proto = ir::model_to_proto(*model);
+  try {
+    onnx::checker::check_model(proto);
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "ONNX checker: " << e.what();
+  }
 
   // Same outputs as the original model, and as PyTorch.
   std::map<std::string, ir::Tensor> inputs = {
