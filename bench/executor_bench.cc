@@ -1,8 +1,10 @@
-// xopt_bench_executor MODEL.onnx [--iters N] [--warmup N] [--seed N]: milliseconds per inference of
-// the CPU reference executor (run_model, simple mode). Inputs come from test_data_set_0 beside the
-// model when it exists, else seeded random inputs (ids kept inside what they index). Prints one
-// JSON line: {"model", "iters", "ms_min", "ms_median", "ms_mean", "inputs"}. Threads: OpenBLAS's
-// own (set OPENBLAS_NUM_THREADS). bench/executor_bench.py runs this next to onnxruntime.
+// xopt_bench_executor MODEL.onnx [--iters N] [--warmup N] [--seed N] [--data DIR] [--profile]:
+// milliseconds per inference of the CPU reference executor (run_model, simple mode). Inputs come
+// from --data DIR or test_data_set_0 beside the model when it exists, else seeded random inputs
+// (ids kept inside what they index). Prints one JSON line: {"model", "iters", "ms_min",
+// "ms_median", "ms_mean", "inputs"}; --profile adds per-op-type milliseconds per run on stderr.
+// Threads: OpenBLAS's own (set OPENBLAS_NUM_THREADS). bench/executor_bench.py runs this next to
+// onnxruntime.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -23,6 +25,8 @@ using namespace xopt;
 int main(int argc, char** argv) {
   std::string path;
   int iters = 20, warmup = 2;
+  bool profile = false;
+  std::string data_dir;
   uint64_t seed = 0;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -34,15 +38,25 @@ int main(int argc, char** argv) {
         warmup = static_cast<int>(v);
       else
         seed = static_cast<uint64_t>(v);
+    } else if (a == "--data" && i + 1 < argc) {
+      data_dir = argv[++i];
+    } else if (a == "--profile") {
+      profile = true;
     } else if (path.empty() && a.rfind("--", 0) != 0) {
       path = a;
     } else {
-      std::fprintf(stderr, "usage: %s MODEL.onnx [--iters N] [--warmup N] [--seed N]\n", argv[0]);
+      std::fprintf(
+          stderr,
+          "usage: %s MODEL.onnx [--iters N] [--warmup N] [--seed N] [--data DIR] [--profile]\n",
+          argv[0]);
       return 1;
     }
   }
   if (path.empty() || iters < 1 || warmup < 0) {
-    std::fprintf(stderr, "usage: %s MODEL.onnx [--iters N] [--warmup N] [--seed N]\n", argv[0]);
+    std::fprintf(
+        stderr,
+        "usage: %s MODEL.onnx [--iters N] [--warmup N] [--seed N] [--data DIR] [--profile]\n",
+        argv[0]);
     return 1;
   }
   auto model = ir::load_model(path);
@@ -52,7 +66,8 @@ int main(int argc, char** argv) {
   }
   std::map<std::string, ir::Tensor> inputs;
   std::string source;
-  const fs::path data = fs::path(path).parent_path() / "test_data_set_0";
+  const fs::path data =
+      data_dir.empty() ? fs::path(path).parent_path() / "test_data_set_0" : fs::path(data_dir);
   if (fs::exists(data / "input_0.pb")) {
     auto ds = exec::read_data_set(*model->graph, data.string());
     if (!ds.is_ok()) {
@@ -72,10 +87,29 @@ int main(int argc, char** argv) {
     inputs = std::move(*r);
     source = "random";
   }
+  // --profile: time between consecutive node completions, summed per op type (the last output
+  // of a node ends its step; the first step also carries the run's setup).
+  std::map<std::string, double> op_ms;
+  std::map<std::string, int> op_count;
+  std::chrono::steady_clock::time_point last;
+  const ir::Node* last_node = nullptr;
+  exec::RunOptions ro;
+  if (profile)
+    ro.on_output = [&](const ir::Node& n, const ir::Value&, const ir::Tensor&) {
+      if (&n == last_node) return;
+      const auto now = std::chrono::steady_clock::now();
+      const std::string op = n.domain().empty() ? n.op_type() : n.domain() + "." + n.op_type();
+      op_ms[op] += std::chrono::duration<double, std::milli>(now - last).count();
+      ++op_count[op];
+      last = now;
+      last_node = &n;
+    };
   std::vector<double> ms;
   for (int i = 0; i < warmup + iters; ++i) {
     const auto t0 = std::chrono::steady_clock::now();
-    auto out = exec::run_model(*model, inputs);
+    last = t0;
+    last_node = nullptr;
+    auto out = exec::run_model(*model, inputs, ro);
     const auto t1 = std::chrono::steady_clock::now();
     if (!out.is_ok()) {
       std::fprintf(stderr, "%s\n", out.status().message().c_str());
@@ -89,6 +123,15 @@ int main(int argc, char** argv) {
   for (double v : ms) mean += v / static_cast<double>(ms.size());
   const size_t n = sorted.size();
   const double median = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+  if (profile) {
+    std::vector<std::pair<double, std::string>> rows;
+    for (const auto& [op, t] : op_ms) rows.emplace_back(t, op);
+    std::sort(rows.rbegin(), rows.rend());
+    const double runs = warmup + iters;
+    for (const auto& [t, op] : rows)
+      std::fprintf(stderr, "%-36s %9.3f ms/run  %5d nodes\n", op.c_str(), t / runs,
+                   static_cast<int>(op_count[op] / runs));
+  }
   std::printf(
       "{\"model\": \"%s\", \"iters\": %d, \"ms_min\": %.3f, \"ms_median\": %.3f, \"ms_mean\": "
       "%.3f, \"inputs\": \"%s\"}\n",
