@@ -98,6 +98,17 @@ TEST(Cli, UsageErrorsExitWithOne) {
   EXPECT_EQ(dir.files(), (std::vector<std::string>{"model.onnx"}));
 }
 
+TEST(Cli, UnwritableOutputLeavesNothingBehind) {
+  test::TempDir dir;
+  std::string model = write_model(dir);
+  auto r = test::run_xopt({"--passes=cleanup", model, "-o", dir / "no/such/folder/out.onnx",
+                           "--stats-json", dir / "stats.json"});
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_EQ(test::count_lines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("no/such/folder/out.onnx"), std::string::npos) << r.err;
+  EXPECT_EQ(dir.files(), (std::vector<std::string>{"model.onnx"}));
+}
+
 TEST(Cli, ListPasses) {
   auto r = test::run_xopt({"--list-passes"});
   ASSERT_EQ(r.code, 0) << r.err;

@@ -249,16 +249,16 @@ int run_optimize(const OptimizeOptions& o) {
     return report_error(kExitPassFailed, "the optimized graph is invalid: " + st.message(),
                         o.model);
 
-  st = ir::save_model(model, out, save);
-  if (!st.is_ok()) return report(st, out);
+  // The statistics go first, so that a failure to write either leaves neither behind.
   if (!o.stats_json.empty()) {
     st = write_text_file(o.stats_json, passes::stats_to_json(stats).dump(2) + "\n");
-    if (!st.is_ok()) {
-      // No output without its statistics: the run failed as a whole.
-      std::error_code ec;
-      fs::remove(out, ec);
-      return report(st);
-    }
+    if (!st.is_ok()) return report(st);
+  }
+  st = ir::save_model(model, out, save);
+  if (!st.is_ok()) {
+    std::error_code ec;
+    if (!o.stats_json.empty()) fs::remove(o.stats_json, ec);
+    return report(st, out);
   }
   if (!o.quiet) std::fputs(passes::stats_table(stats).c_str(), stderr);
   if (const auto& plan = ctx.plan_outcome()) {
