@@ -323,10 +323,12 @@ std::function<int()> setup_optimize(CLI::App& app) {
   app.add_flag("-q,--quiet", o->quiet, "Do not print the statistics table");
   app.add_flag("--list-ops", o->list_ops,
                "List the ops the CPU executor has kernels for (op, domain, opsets) and exit");
-  app.add_flag("--validate", o->validate,
-               "After writing the output, run it and the original on the same inputs (stored "
-               "test_data_set_*, else random) and compare every output; exit 1 on a mismatch "
-               "(the output is still written). Options below as for `xopt validate`");
+  app.add_flag(
+      "--validate", o->validate,
+      "After writing the output, run it and the original on the same inputs (stored "
+      "test_data_set_*, else random) and compare every output; exit 1 on a mismatch "
+      "(the output is still written). --data, --input, --input-range, --seed, --rtol, --atol, "
+      "--random-inputs and --no-plan as for `xopt validate`");
   app.add_option("--align", o->align, "Alignment of every planned tensor in bytes (default 256)");
   app.add_option(
       "--max-batch", o->max_batch,

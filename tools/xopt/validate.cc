@@ -220,8 +220,9 @@ std::function<int()> setup_validate(CLI::App& sub) {
       ->allow_extra_args(false);
   sub.add_option("--batch", c->batch, "Leading symbolic dim of random inputs (other ones are 1)");
   sub.footer(
-      "Exit status: 0 when every output is within tolerance, 1 on a mismatch or bad flags, 2 when "
-      "a model cannot be read or run (unsupported op, bad input).");
+      "Exit status: 0 when every output is within tolerance; 1 on a mismatch, bad flags or inputs "
+      "that do not fit the model (missing, wrong shape or dtype); 2 when a model cannot be read or "
+      "run (an op without a CPU kernel, a kernel error).");
   return [c] { return run_validate(*c); };
 }
 
