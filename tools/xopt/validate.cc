@@ -25,7 +25,28 @@ struct Feed {
   std::vector<ir::Tensor> expected;
 };
 
-Result<std::vector<Feed>> make_feeds(const ir::Model& a, const ValidateFlags& f,
+// Dims B fixes (e.g. an optimized model whose batch was bound) where A's input has the same rank
+// and leaves them symbolic: random inputs take B's, so they fit both.
+void shapes_from_b(const ir::Model& a, const ir::Model& b, ir::ShapeBindings* shapes) {
+  for (const ir::Value* vb : b.graph->runtime_inputs()) {
+    const ir::Value* va = a.graph->find_value(vb->name());
+    if (va == nullptr || shapes->input_shapes.count(vb->name()) != 0) continue;
+    const ir::Shape& sa = va->shape();
+    const ir::Shape& sb = vb->shape();
+    if (!sa.has_rank() || !sb.has_rank() || sa.rank() != sb.rank() || !sb.is_static() ||
+        sa.is_static())
+      continue;
+    std::vector<int64_t> dims;
+    bool fits = true;
+    for (size_t i = 0; i < sb.rank(); ++i) {
+      fits = fits && (!sa[i].is_known() || sa[i].value == sb[i].value);
+      dims.push_back(sb[i].value);
+    }
+    if (fits) shapes->input_shapes[vb->name()] = dims;
+  }
+}
+
+Result<std::vector<Feed>> make_feeds(const ir::Model& a, const ir::Model* b, const ValidateFlags& f,
                                      const ir::ShapeBindings& shapes,
                                      std::vector<std::string>* notes) {
   // --input files first: they apply to every data set.
@@ -72,6 +93,7 @@ Result<std::vector<Feed>> make_feeds(const ir::Model& a, const ValidateFlags& f,
   exec::RandomInputOptions ro;
   ro.seed = f.seed;
   ro.shapes = shapes;
+  if (b != nullptr) shapes_from_b(a, *b, &ro.shapes);
   for (const auto& [name, t] : given) ro.skip.insert(name);
   for (const std::string& text : f.ranges) {
     auto kv = exec::split_assignment(text);
@@ -130,7 +152,7 @@ int validate_models(const ir::Model& a, const ir::Model* b, const ValidateFlags&
   if (!(f.rtol >= 0) || !(f.atol >= 0))
     return report_error(kExitUsage, "--rtol and --atol must be non-negative");
   std::vector<std::string> notes;
-  auto feeds = make_feeds(a, f, shapes, &notes);
+  auto feeds = make_feeds(a, b, f, shapes, &notes);
   if (!feeds.is_ok()) return report(feeds.status());
   if (b == nullptr)
     for (const Feed& feed : *feeds)
