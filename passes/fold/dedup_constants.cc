@@ -1,4 +1,5 @@
 // Initializers a and b with the same dtype, dims and bytes ==> readers of b read a; b is dropped.
+#include <algorithm>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -11,8 +12,11 @@
 namespace xopt::passes {
 namespace {
 
-// dtype, dims and a hash of the contents: equal tensors have equal keys.
+// dtype, dims and a hash of the first bytes: equal tensors have equal keys. Hashing only a prefix
+// keeps the pass cheap on large models (weights rarely agree on their first bytes); candidates
+// with equal keys are then compared in full.
 std::string signature(const ir::Tensor& t) {
+  constexpr size_t kPrefix = 256;
   std::string key = std::to_string(static_cast<int>(t.dtype())) + ":";
   for (int64_t d : t.dims()) key += std::to_string(d) + ",";
   size_t h = 0;
@@ -20,9 +24,17 @@ std::string signature(const ir::Tensor& t) {
     for (const std::string& s : t.strings()) h = h * 1000003u ^ std::hash<std::string_view>()(s);
   } else if (t.nbytes() > 0) {
     h = std::hash<std::string_view>()(
-        std::string_view(static_cast<const char*>(t.raw_data()), t.nbytes()));
+        std::string_view(static_cast<const char*>(t.raw_data()), std::min(t.nbytes(), kPrefix)));
   }
   return key + ":" + std::to_string(h);
+}
+
+// Tensors sharing their bytes (aliases folded from Identity nodes) need no byte comparison.
+bool same_tensor(const ir::Tensor& a, const ir::Tensor& b) {
+  if (a.dtype() != ir::DType::kString && a.dtype() == b.dtype() && a.dims() == b.dims() &&
+      a.raw_data() == b.raw_data())
+    return true;
+  return a.same_contents(b);
 }
 
 class DedupConstants final : public Pass {
@@ -42,7 +54,7 @@ class DedupConstants final : public Pass {
       std::vector<ir::Value*>& same = kept[signature(t)];
       ir::Value* original = nullptr;
       for (ir::Value* k : same)
-        if (k->initializer()->same_contents(t)) {
+        if (same_tensor(*k->initializer(), t)) {
           original = k;
           break;
         }

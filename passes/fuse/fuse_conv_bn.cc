@@ -56,21 +56,24 @@ std::optional<Affine> bn_affine(const ir::Node& bn) {
   return a;
 }
 
-// A constant float tensor of `dtype`, with its values.
+// A constant tensor of float `dtype`; `values` is filled for small ones (biases) only, while
+// large weights are rescaled in their own type (fuse::scale_blocks).
 struct Weight {
   ir::Tensor tensor;
   std::vector<double> values;
 };
-std::optional<Weight> constant_weight(const ir::Value* v, ir::DType dtype) {
+std::optional<Weight> constant_weight(const ir::Value* v, ir::DType dtype, bool with_values) {
   auto t = constant_value(v);
   if (!t || t->dtype() != dtype) return std::nullopt;
-  auto values = float_values(*t);
-  if (!values) return std::nullopt;
-  return Weight{std::move(*t), std::move(*values)};
+  std::vector<double> values;
+  if (with_values) values = *float_values(*t);
+  return Weight{std::move(*t), std::move(values)};
 }
 
-std::vector<onnx::AttributeProto> attrs_of(const ir::Node& n) {
-  return n.attributes();
+// The bias input of `n` (or a name made from its result when it has none) with "_fused".
+std::string bias_name(const ir::Node& n, size_t input) {
+  const ir::Value* b = n.input(input);
+  return (b != nullptr ? b->name() : n.output(0)->name() + "_bias") + "_fused";
 }
 
 class FuseConvBn final : public Pass {
@@ -112,11 +115,11 @@ class FuseConvBn final : public Pass {
     if (conv == nullptr || !(is_onnx_op(*conv, "Conv") || is_onnx_op(*conv, "ConvTranspose")))
       return false;
     if (sole_reader(conv->output(0)) != bn || conv->num_outputs() != 1) return false;
-    auto w = constant_weight(conv->input(1), a.dtype);
+    auto w = constant_weight(conv->input(1), a.dtype, false);
     if (!w || w->tensor.rank() < 3) return false;
     std::optional<Weight> b;
     if (conv->input(2) != nullptr) {
-      b = constant_weight(conv->input(2), a.dtype);
+      b = constant_weight(conv->input(2), a.dtype, true);
       if (!b) return false;
     }
     const auto& dims = w->tensor.dims();
@@ -128,22 +131,18 @@ class FuseConvBn final : public Pass {
     if (cout != channels || (transpose && dims[0] % group != 0)) return false;
     if (b && b->values.size() != static_cast<size_t>(cout)) return false;
 
+    // Block (i, j) of W is the kernel between index i and index j of W's first two dims.
     const int64_t inner = w->tensor.numel() / (dims[0] * dims[1]);
-    std::vector<double> wv = std::move(w->values);
-    for (int64_t i = 0; i < dims[0]; ++i)
-      for (int64_t j = 0; j < dims[1]; ++j) {
-        int64_t oc = transpose ? (i / (dims[0] / group)) * dims[1] + j : i;
-        double* p = wv.data() + (i * dims[1] + j) * inner;
-        for (int64_t k = 0; k < inner; ++k) p[k] *= a.s[oc];
-      }
+    const int64_t rows_per_group = dims[0] / group;
+    ir::Tensor w2t = fuse::scale_blocks(w->tensor, inner, [&](int64_t block) {
+      const int64_t i = block / dims[1], j = block % dims[1];
+      return a.s[transpose ? (i / rows_per_group) * dims[1] + j : i];
+    });
     std::vector<double> bv(cout);
     for (int64_t c = 0; c < cout; ++c) bv[c] = (b ? b->values[c] : 0.0) * a.s[c] + a.t[c];
-    ir::Value* w2 =
-        g.add_initializer(conv->input(1)->name() + "_fused", make_float_tensor(a.dtype, dims, wv));
-    std::string bname =
-        conv->input(2) != nullptr ? conv->input(2)->name() : conv->output(0)->name() + "_bias";
-    ir::Value* b2 = g.add_initializer(bname + "_fused", make_float_tensor(a.dtype, {cout}, bv));
-    fuse::replace_chain(g, conv->op_type(), "", {conv->input(0), w2, b2}, attrs_of(*conv),
+    ir::Value* w2 = g.add_initializer(conv->input(1)->name() + "_fused", std::move(w2t));
+    ir::Value* b2 = g.add_initializer(bias_name(*conv, 2), make_float_tensor(a.dtype, {cout}, bv));
+    fuse::replace_chain(g, conv->op_type(), "", {conv->input(0), w2, b2}, conv->attributes(),
                         bn->output(0), {conv, bn}, bn, removed);
     return true;
   }
@@ -163,21 +162,18 @@ class FuseConvBn final : public Pass {
       const ir::Shape& as = p->input(0)->shape();
       if (!as.has_rank() || as.rank() != 2) return false;
     }
-    auto w = constant_weight(p->input(1), a.dtype);
+    auto w = constant_weight(p->input(1), a.dtype, false);
     if (!w || w->tensor.rank() != 2) return false;
     const bool trans_b = gemm && p->attr_int("transB", 0) != 0;
     const auto& bd = w->tensor.dims();
     if ((trans_b ? bd[0] : bd[1]) != n) return false;
-    std::vector<double> bv = std::move(w->values);
-    for (int64_t i = 0; i < bd[0]; ++i)
-      for (int64_t j = 0; j < bd[1]; ++j) bv[i * bd[1] + j] *= a.s[trans_b ? i : j];
 
     // C' = (beta * C) * s + t over broadcast(C dims, [N]).
     const double beta = gemm ? p->attr_float("beta", 1.0f) : 0.0;
     std::vector<int64_t> cdims = {n};
     std::vector<double> cv;
     if (gemm && p->input(2) != nullptr) {
-      auto c = constant_weight(p->input(2), a.dtype);
+      auto c = constant_weight(p->input(2), a.dtype, true);
       if (!c || c->tensor.rank() > 2) return false;
       std::vector<int64_t> d = c->tensor.dims();
       if (d.empty()) d = {1};
@@ -198,11 +194,14 @@ class FuseConvBn final : public Pass {
     if (gemm)
       for (const auto& at : p->attributes())
         if (at.name() != "beta") attrs.push_back(at);
-    ir::Value* b2 =
-        g.add_initializer(p->input(1)->name() + "_fused", make_float_tensor(a.dtype, bd, bv));
-    std::string cname =
-        gemm && p->input(2) != nullptr ? p->input(2)->name() : p->output(0)->name() + "_bias";
-    ir::Value* c2 = g.add_initializer(cname + "_fused", make_float_tensor(a.dtype, cdims, cv));
+    // B' is [N, K] (a row per channel) or [K, N] (an element per channel in every row).
+    ir::Tensor b2t =
+        trans_b ? fuse::scale_blocks(w->tensor, bd[1], [&](int64_t row) { return a.s[row]; })
+                : fuse::scale_blocks(w->tensor, 1, [&](int64_t e) { return a.s[e % n]; });
+    ir::Value* b2 = g.add_initializer(p->input(1)->name() + "_fused", std::move(b2t));
+    ir::Value* c2 =
+        g.add_initializer(gemm && p->input(2) != nullptr ? bias_name(*p, 2) : bias_name(*p, 3),
+                          make_float_tensor(a.dtype, cdims, cv));
     fuse::replace_chain(g, "Gemm", "", {p->input(0), b2, c2}, attrs, bn->output(0), {p, bn}, bn,
                         removed);
     return true;
@@ -221,11 +220,11 @@ class FuseConvBn final : public Pass {
     if (auto_pad == "NOTSET")
       for (int64_t pad : conv->attr_ints("pads"))
         if (pad != 0) return false;
-    auto w = constant_weight(conv->input(1), a.dtype);
+    auto w = constant_weight(conv->input(1), a.dtype, false);
     if (!w || w->tensor.rank() < 3) return false;
     std::optional<Weight> b;
     if (conv->input(2) != nullptr) {
-      b = constant_weight(conv->input(2), a.dtype);
+      b = constant_weight(conv->input(2), a.dtype, true);
       if (!b) return false;
     }
     const auto& dims = w->tensor.dims();
@@ -233,27 +232,25 @@ class FuseConvBn final : public Pass {
     const int64_t cout = dims[0], cin_g = dims[1];
     if (group < 1 || cout % group != 0 || cin_g * group != static_cast<int64_t>(a.s.size()))
       return false;
+    if (b && b->values.size() != static_cast<size_t>(cout)) return false;
+    // Block (o, i) of W is the kernel from input channel channel(block) to output channel o.
     const int64_t inner = w->tensor.numel() / (cout * cin_g);
-    std::vector<double> wv = std::move(w->values);
+    auto channel = [&](int64_t block) {
+      const int64_t o = block / cin_g, i = block % cin_g;
+      return (o / (cout / group)) * cin_g + i;
+    };
+    const std::vector<double> sums = fuse::block_sums(w->tensor, inner);
     std::vector<double> bv(cout);
     for (int64_t o = 0; o < cout; ++o) {
       double acc = b ? b->values[o] : 0.0;
-      const int64_t first = (o / (cout / group)) * cin_g;
-      for (int64_t i = 0; i < cin_g; ++i) {
-        double* p = wv.data() + (o * cin_g + i) * inner;
-        for (int64_t k = 0; k < inner; ++k) {
-          acc += p[k] * a.t[first + i];
-          p[k] *= a.s[first + i];
-        }
-      }
+      for (int64_t i = 0; i < cin_g; ++i) acc += sums[o * cin_g + i] * a.t[channel(o * cin_g + i)];
       bv[o] = acc;
     }
-    ir::Value* w2 =
-        g.add_initializer(conv->input(1)->name() + "_fused", make_float_tensor(a.dtype, dims, wv));
-    std::string bname =
-        conv->input(2) != nullptr ? conv->input(2)->name() : conv->output(0)->name() + "_bias";
-    ir::Value* b2 = g.add_initializer(bname + "_fused", make_float_tensor(a.dtype, {cout}, bv));
-    fuse::replace_chain(g, "Conv", "", {bn->input(0), w2, b2}, attrs_of(*conv), conv->output(0),
+    ir::Value* w2 = g.add_initializer(
+        conv->input(1)->name() + "_fused",
+        fuse::scale_blocks(w->tensor, inner, [&](int64_t block) { return a.s[channel(block)]; }));
+    ir::Value* b2 = g.add_initializer(bias_name(*conv, 2), make_float_tensor(a.dtype, {cout}, bv));
+    fuse::replace_chain(g, "Conv", "", {bn->input(0), w2, b2}, conv->attributes(), conv->output(0),
                         {conv, bn}, conv, removed);
     return true;
   }

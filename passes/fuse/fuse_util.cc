@@ -46,6 +46,48 @@ ir::Tensor make_float_tensor(ir::DType dtype, std::vector<int64_t> dims,
   return t;
 }
 
+namespace {
+
+template <typename T>
+void scale_blocks_as(const ir::Tensor& w, ir::Tensor& out, int64_t inner,
+                     const std::function<double(int64_t)>& scale) {
+  const T* src = w.data<T>();
+  T* dst = out.mutable_data<T>();
+  const int64_t blocks = inner > 0 ? w.numel() / inner : 0;
+  for (int64_t b = 0; b < blocks; ++b) {
+    const double s = scale(b);
+    for (int64_t k = b * inner; k < (b + 1) * inner; ++k)
+      dst[k] = static_cast<T>(static_cast<double>(src[k]) * s);
+  }
+}
+
+template <typename T>
+std::vector<double> block_sums_as(const ir::Tensor& w, int64_t inner) {
+  const T* src = w.data<T>();
+  const int64_t blocks = inner > 0 ? w.numel() / inner : 0;
+  std::vector<double> out(static_cast<size_t>(blocks), 0.0);
+  for (int64_t b = 0; b < blocks; ++b)
+    for (int64_t k = b * inner; k < (b + 1) * inner; ++k) out[b] += static_cast<double>(src[k]);
+  return out;
+}
+
+}  // namespace
+
+ir::Tensor scale_blocks(const ir::Tensor& w, int64_t inner,
+                        const std::function<double(int64_t)>& scale) {
+  ir::Tensor out(w.dtype(), w.dims());
+  if (w.dtype() == ir::DType::kFloat)
+    scale_blocks_as<float>(w, out, inner, scale);
+  else
+    scale_blocks_as<double>(w, out, inner, scale);
+  return out;
+}
+
+std::vector<double> block_sums(const ir::Tensor& w, int64_t inner) {
+  return w.dtype() == ir::DType::kFloat ? block_sums_as<float>(w, inner)
+                                        : block_sums_as<double>(w, inner);
+}
+
 void drop_if_unused(ir::Graph& g, ir::Value* v, std::unordered_set<const ir::Node*>* removed) {
   if (v == nullptr || v->has_uses() || v->is_graph_input() || v->is_graph_output()) return;
   if (v->is_initializer()) {

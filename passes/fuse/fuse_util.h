@@ -2,6 +2,7 @@
 // weights, and replacing a chain of nodes by one node that takes over the chain's result.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <unordered_set>
@@ -24,6 +25,13 @@ std::optional<std::vector<double>> float_values(const ir::Tensor& t);
 // A float or double tensor of `dims` holding `values` (rounded to the dtype).
 ir::Tensor make_float_tensor(ir::DType dtype, std::vector<int64_t> dims,
                              const std::vector<double>& values);
+
+// A copy of float or double `w` in which every run of `inner` consecutive elements (block b) is
+// multiplied by scale(b), computed in double and rounded once.
+ir::Tensor scale_blocks(const ir::Tensor& w, int64_t inner,
+                        const std::function<double(int64_t)>& scale);
+// The sum of every run of `inner` consecutive elements of float or double `w`.
+std::vector<double> block_sums(const ir::Tensor& w, int64_t inner);
 
 // Builds `op` (in `domain`) before `anchor`, reading `inputs` and with attributes `attrs`, so that
 // it produces what `result` held: readers of `result` (graph output entry included) read the new

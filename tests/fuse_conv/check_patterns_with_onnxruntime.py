@@ -1,0 +1,160 @@
+#!/usr/bin/env python3
+"""Runs xopt --passes=fold,fuse on small models covering every rewrite of the fold and conv/gemm
+fusion passes, and checks each result with onnx's checker and onnxruntime (CPU, its own graph
+optimizations off) against the original: same outputs within rtol 1e-4 / atol 1e-5, and the
+expected fused ops present.
+
+Usage: check_patterns_with_onnxruntime.py PATH/TO/xopt [WORK_DIR]
+"""
+import collections
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+import onnxruntime as ort
+
+rng = np.random.default_rng(0)
+
+
+def init(name, shape, lo=-1.0, hi=1.0):
+    return numpy_helper.from_array(rng.uniform(lo, hi, shape).astype(np.float32), name)
+
+
+def bn_inits(p, c):
+    return [init(p + "s", [c], 0.5, 2.0), init(p + "b", [c]), init(p + "m", [c]),
+            init(p + "v", [c], 0.1, 2.0)]
+
+
+def bn(p, x, y):
+    return helper.make_node("BatchNormalization", [x, p + "s", p + "b", p + "m", p + "v"], [y])
+
+
+def model(name, nodes, inputs, outputs, inits, opset=17):
+    g = helper.make_graph(nodes, name,
+                          [helper.make_tensor_value_info(n, TensorProto.FLOAT, s) for n, s in inputs],
+                          [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in outputs],
+                          inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 8
+    return onnx.shape_inference.infer_shapes(m)  # fills in the outputs' shapes
+
+
+def cases():
+    N = helper.make_node
+    yield "conv_bn_act", model("conv_bn_act", [
+        N("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1], group=2),
+        bn("n1", "c1", "y1"),
+        N("Relu", ["y1"], ["r1"]),
+        N("ConvTranspose", ["r1", "w2"], ["c2"], group=2, strides=[2, 2], pads=[1, 1, 1, 1],
+          output_padding=[1, 1]),
+        bn("n2", "c2", "y2"),
+        N("MaxPool", ["y2"], ["p"], kernel_shape=[2, 2], strides=[2, 2]),
+        bn("n3", "p", "q"),
+        N("Conv", ["q", "w3"], ["c3"], group=2),
+        N("Add", ["c3", "k3"], ["a3"]),
+        N("Clip", ["a3", "lo", "hi"], ["out1"]),
+        N("Conv", ["x", "w4"], ["c4"], pads=[1, 1, 1, 1]),
+        N("Add", ["c4", "r1"], ["a4"]),
+        N("LeakyRelu", ["a4"], ["out2"], alpha=0.2),
+        N("Conv", ["x", "w5", "b5"], ["c5"]),
+        N("HardSigmoid", ["c5"], ["out3"], alpha=0.3, beta=0.4),
+        N("Conv", ["x", "w6"], ["c6"]),
+        N("Sigmoid", ["c6"], ["out4"]),
+        N("Conv", ["x", "w7"], ["c7"]),
+        N("Tanh", ["c7"], ["out5"]),
+    ], [("x", [2, 4, 6, 6])], ["out1", "out2", "out3", "out4", "out5"],
+        [init("w1", [6, 2, 3, 3]), init("b1", [6])] + bn_inits("n1", 6) +
+        [init("w2", [6, 3, 2, 2])] + bn_inits("n2", 6) + bn_inits("n3", 6) +
+        [init("w3", [6, 3, 1, 1]), init("k3", [1, 6, 1, 1]),
+         numpy_helper.from_array(np.array(0.0, np.float32), "lo"),
+         numpy_helper.from_array(np.array(0.5, np.float32), "hi"),
+         init("w4", [6, 4, 3, 3]), init("w5", [3, 4, 1, 1]), init("b5", [3]),
+         init("w6", [3, 4, 1, 1]), init("w7", [3, 4, 1, 1])]), {
+        "com.microsoft.FusedConv": 6, "BatchNormalization": 0}
+
+    acts = [("Relu", {}), ("Tanh", {}), ("Sigmoid", {}), ("LeakyRelu", {"alpha": 0.3}),
+            ("HardSigmoid", {"alpha": 0.3, "beta": 0.4}), ("Elu", {"alpha": 0.7}), ("Selu", {}),
+            ("ThresholdedRelu", {"alpha": 0.1}), ("Softplus", {}), ("Softsign", {})]
+    nodes, outs = [], []
+    for i, (op, attrs) in enumerate(acts):
+        # Distinct alphas keep cse from merging the Gemms into one with many readers.
+        nodes += [N("Gemm", ["a", "gw", "gb"], [f"g{i}"], transB=1, alpha=0.5 + i, beta=2.0),
+                  N(op, [f"g{i}"], [f"o{i}"], **attrs)]
+        outs.append(f"o{i}")
+    yield "gemm_act", model("gemm_act", nodes, [("a", [5, 7])], outs,
+                            [init("gw", [3, 7]), init("gb", [3])]), {
+        "com.microsoft.FusedGemm": len(acts), "Gemm": 0}
+
+    yield "gemm_bn_matmul", model("gemm_bn_matmul", [
+        N("Gemm", ["a", "gw", "gc"], ["g"], transB=1, beta=0.5),
+        bn("n1", "g", "o1"),
+        N("MatMul", ["a", "mw"], ["m"]),
+        bn("n2", "m", "o2"),
+        N("MatMul", ["a", "mw2"], ["m2"]),
+        N("Add", ["mb", "m2"], ["o3"]),
+        N("Transpose", ["a"], ["at"], perm=[1, 0]),
+        N("Transpose", ["tw"], ["twt"]),
+        N("MatMul", ["twt", "at"], ["o4"]),
+    ], [("a", [5, 7])], ["o1", "o2", "o3", "o4"],
+        [init("gw", [3, 7]), init("gc", [5, 1])] + bn_inits("n1", 3) +
+        [init("mw", [7, 4])] + bn_inits("n2", 4) +
+        [init("mw2", [7, 4]), init("mb", [4]), init("tw", [7, 2])]), {
+        "BatchNormalization": 0, "MatMul": 0, "Gemm": 4}
+
+    yield "shapes", model("shapes", [
+        N("Transpose", ["x"], ["t1"], perm=[0, 2, 3, 1]),
+        N("Transpose", ["t1"], ["o1"], perm=[2, 0, 3, 1]),
+        N("Shape", ["x"], ["s"]),
+        N("Reshape", ["x", "s1"], ["r1"]),
+        N("Reshape", ["r1", "s2"], ["o2"]),
+        N("Identity", ["k"], ["k2"]),
+        N("Mul", ["k2", "half"], ["k3"]),
+        N("Add", ["o2", "k3"], ["o3"]),
+    ], [("x", [2, 3, 4, 5])], ["o1", "o3"],
+        [numpy_helper.from_array(np.array([6, 4, 5], np.int64), "s1"),
+         numpy_helper.from_array(np.array([0, -1], np.int64), "s2"),
+         init("k", [20]), numpy_helper.from_array(np.array(0.5, np.float32), "half")]), {
+        "Transpose": 1, "Reshape": 1, "Identity": 0, "Mul": 0}
+
+
+def run(path, feeds):
+    opts = ort.SessionOptions()
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    s = ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
+    return s.run(None, feeds)
+
+
+def main():
+    xopt = sys.argv[1]
+    work = sys.argv[2] if len(sys.argv) > 2 else tempfile.mkdtemp()
+    failed = False
+    for name, m, expect in cases():
+        src = os.path.join(work, name + ".onnx")
+        dst = os.path.join(work, name + ".opt.onnx")
+        onnx.checker.check_model(m)
+        onnx.save(m, src)
+        subprocess.run([xopt, "--passes=fold,fuse", "--verify-each", "-q", src, "-o", dst],
+                       check=True, stdout=subprocess.DEVNULL)
+        opt = onnx.load(dst)
+        onnx.checker.check_model(opt)
+        ops = collections.Counter((n.domain + "." if n.domain else "") + n.op_type
+                                  for n in opt.graph.node)
+        feeds = {i.name: rng.uniform(-1, 1, [d.dim_value for d in i.type.tensor_type.shape.dim])
+                 .astype(np.float32) for i in m.graph.input}
+        want, got = run(src, feeds), run(dst, feeds)
+        close = all(np.allclose(g, w, rtol=1e-4, atol=1e-5) for g, w in zip(got, want))
+        diff = max(float(np.max(np.abs(g - w))) for g, w in zip(got, want))
+        fused = all(ops.get(op, 0) == n for op, n in expect.items())
+        print(f"{name}: {len(m.graph.node)} -> {len(opt.graph.node)} nodes {dict(ops)}; "
+              f"onnxruntime {'matches' if close else 'DIFFERS'} (max abs diff {diff:.3g})"
+              f"{'' if fused else '; UNEXPECTED op counts, wanted ' + str(expect)}")
+        failed = failed or not close or not fused
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
