@@ -1,4 +1,5 @@
-// Load + save wall time and peak RSS for one model (target for resnet18: < 0.3 s, < 2x the file size).
+// Load + save wall time and peak RSS for one model (target for resnet18: < 0.3 s, < 2x the file
+// size).
 //   build/bench/xopt_bench_io ../shared/models/resnet18/model.onnx [iterations]
 #include <sys/resource.h>
 
@@ -16,8 +17,7 @@ int main(int argc, char** argv) {
   }
   const std::string path = argv[1];
   const int iters = argc > 2 ? std::stoi(argv[2]) : 5;
-  const std::string out =
-      (std::filesystem::temp_directory_path() / "xopt_bench_io.onnx").string();
+  const std::string out = (std::filesystem::temp_directory_path() / "xopt_bench_io.onnx").string();
   double best = 1e9, total = 0;
   for (int i = 0; i < iters; ++i) {
     auto t0 = std::chrono::steady_clock::now();
@@ -43,7 +43,8 @@ int main(int argc, char** argv) {
   std::printf("file size        %.1f MB\n", file_mb);
   std::printf("load+save        best %.3f s, mean %.3f s over %d runs (target < 0.3 s)\n", best,
               total / iters, iters);
-  std::printf("peak RSS         %.1f MB = %.2fx file size (target < 2x)\n", rss_mb, rss_mb / file_mb);
+  std::printf("peak RSS         %.1f MB = %.2fx file size (target < 2x)\n", rss_mb,
+              rss_mb / file_mb);
   std::filesystem::remove(out);
   return 0;
 }

@@ -16,7 +16,9 @@ uint64_t Node::next_serial() {
   return ++counter;
 }
 
-int64_t Node::opset() const { return graph_->opset(domain_.empty() ? "" : domain_); }
+int64_t Node::opset() const {
+  return graph_->opset(domain_.empty() ? "" : domain_);
+}
 
 void Node::set_input(size_t i, Value* v) {
   if (i >= inputs_.size()) inputs_.resize(i + 1, nullptr);
@@ -118,7 +120,9 @@ void Node::set_attr(const std::string& name, const std::vector<float>& v) {
   a.set_type(onnx::AttributeProto::FLOATS);
   for (auto x : v) a.add_floats(x);
 }
-void Node::set_attr(const onnx::AttributeProto& attr) { upsert(attrs_, attr.name()) = attr; }
+void Node::set_attr(const onnx::AttributeProto& attr) {
+  upsert(attrs_, attr.name()) = attr;
+}
 
 void Node::remove_attr(const std::string& name) {
   attrs_.erase(std::remove_if(attrs_.begin(), attrs_.end(),
@@ -301,7 +305,8 @@ void Graph::remove_initializer(Value* v) {
 void Graph::remove_graph_input(Value* v) {
   inputs_.erase(std::remove(inputs_.begin(), inputs_.end(), v), inputs_.end());
   v->is_graph_input_ = false;
-  if (v->initializer_ == nullptr && v->uses_.empty() && !v->is_graph_output_) values_.erase(v->name_);
+  if (v->initializer_ == nullptr && v->uses_.empty() && !v->is_graph_output_)
+    values_.erase(v->name_);
 }
 
 void Graph::set_outputs(std::vector<Value*> outputs) {

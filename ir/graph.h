@@ -1,9 +1,10 @@
 // The in-memory graph: Values connected by Nodes, kept in topological order.
 //
-// Everything the optimizer does not touch is carried as the original protobuf so that load + save is
-// lossless: node attributes stay onnx::AttributeProto (subgraphs included), and each node, value and
-// initializer keeps a "shell" proto holding the fields we do not model (doc strings, metadata, unknown
-// fields). The Model owns a ModelProto shell for model-level fields (metadata_props, functions, ...).
+// Everything the optimizer does not touch is carried as the original protobuf so that load + save
+// is lossless: node attributes stay onnx::AttributeProto (subgraphs included), and each node, value
+// and initializer keeps a "shell" proto holding the fields we do not model (doc strings, metadata,
+// unknown fields). The Model owns a ModelProto shell for model-level fields (metadata_props,
+// functions, ...).
 #pragma once
 
 #include <cstdint>
@@ -24,8 +25,9 @@ namespace xopt::ir {
 class Graph;
 class Node;
 
-// A consumer of a Value: `node` reads it as input `index`; index < 0 marks an implicit read from inside
-// one of the node's subgraph attributes (If/Loop/Scan bodies referring to outer-scope values).
+// A consumer of a Value: `node` reads it as input `index`; index < 0 marks an implicit read from
+// inside one of the node's subgraph attributes (If/Loop/Scan bodies referring to outer-scope
+// values).
 struct Use {
   Node* node;
   int index;
@@ -37,7 +39,7 @@ enum class ValueKind {
   kInput,        // a graph input without initializer
   kInitializer,  // a constant weight (may also be listed as a graph input in IR < 4)
   kSparseInitializer,
-  kUndefined,    // referenced but never defined (a verifier error)
+  kUndefined,  // referenced but never defined (a verifier error)
 };
 
 class Value {
@@ -66,8 +68,9 @@ class Value {
   const Tensor* initializer() const { return initializer_.get(); }
   Tensor* mutable_initializer() { return initializer_.get(); }
 
-  // Data propagated by shape inference for small int64 tensors (shape arithmetic): one Dim per element
-  // when the tensor is 1-D or scalar. Lets Reshape(x, Concat(Shape(y)[0], 128)) get a static shape.
+  // Data propagated by shape inference for small int64 tensors (shape arithmetic): one Dim per
+  // element when the tensor is 1-D or scalar. Lets Reshape(x, Concat(Shape(y)[0], 128)) get a
+  // static shape.
   const std::optional<std::vector<Dim>>& shape_data() const { return shape_data_; }
   void set_shape_data(std::optional<std::vector<Dim>> d) { shape_data_ = std::move(d); }
 
@@ -134,10 +137,11 @@ class Node {
 
   void set_input(size_t i, Value* v);  // grows the input list as needed
   void add_input(Value* v) { set_input(inputs_.size(), v); }
-  void remove_input(size_t i);          // shifts later inputs down
+  void remove_input(size_t i);  // shifts later inputs down
   void replace_input(Value* from, Value* to);
 
-  // Attributes, kept as protobuf so every type (graphs, tensors, sparse tensors, type protos) round-trips.
+  // Attributes, kept as protobuf so every type (graphs, tensors, sparse tensors, type protos)
+  // round-trips.
   const std::vector<onnx::AttributeProto>& attributes() const { return attrs_; }
   std::vector<onnx::AttributeProto>& mutable_attributes() { return attrs_; }
   const onnx::AttributeProto* attr(const std::string& name) const;
@@ -157,11 +161,12 @@ class Node {
   void set_attr(const onnx::AttributeProto& a);  // replaces any attribute of the same name
   void remove_attr(const std::string& name);
 
-  // Names of the user's original nodes this node stands for (provenance, filled by passes). Empty for
-  // an original node, which stands for itself.
+  // Names of the user's original nodes this node stands for (provenance, filled by passes). Empty
+  // for an original node, which stands for itself.
   const std::vector<std::string>& provenance() const { return provenance_; }
   void add_provenance(const Node& replaced);
-  // "node 'conv1' (Conv)" for error messages; uses the original name when this node came from a pass.
+  // "node 'conv1' (Conv)" for error messages; uses the original name when this node came from a
+  // pass.
   std::string describe() const;
 
   const std::string& doc_string() const { return shell_.doc_string(); }
@@ -169,15 +174,18 @@ class Node {
   // Remaining NodeProto fields (doc_string, unknown fields) for lossless export.
   const onnx::NodeProto& shell() const { return shell_; }
 
-  // Unique within the process and never reused, unlike the node's address: lets pass statistics tell a
-  // node created by a pass from a removed one whose memory was recycled.
+  // Unique within the process and never reused, unlike the node's address: lets pass statistics
+  // tell a node created by a pass from a removed one whose memory was recycled.
   uint64_t serial() const { return serial_; }
 
  private:
   friend class Graph;
   friend class ModelIO;
   Node(Graph* g, std::string op_type, std::string domain)
-      : graph_(g), op_type_(std::move(op_type)), domain_(std::move(domain)), serial_(next_serial()) {}
+      : graph_(g),
+        op_type_(std::move(op_type)),
+        domain_(std::move(domain)),
+        serial_(next_serial()) {}
   static uint64_t next_serial();
 
   Graph* graph_;
@@ -240,8 +248,8 @@ class Graph {
   // A fresh value name starting with `hint` that no value or node uses yet.
   std::string unique_name(const std::string& hint);
 
-  // Creates a node before `before` (or at the end when null). Output values are created with the given
-  // names (made unique), or omitted where a name is empty.
+  // Creates a node before `before` (or at the end when null). Output values are created with the
+  // given names (made unique), or omitted where a name is empty.
   Node* add_node(const std::string& op_type, const std::vector<Value*>& inputs,
                  const std::vector<std::string>& output_names, const std::string& domain = "",
                  Node* before = nullptr);
@@ -249,12 +257,14 @@ class Graph {
   void remove_node(Node* n);
   // Moves `n` to just before `before` (end when null). Callers keep the order topological.
   void move_node(Node* n, Node* before);
-  // Redirects every use of `from` (graph output status included) to `to`. When `from` was a graph output,
-  // `to` takes over its output entry (doc string, declared type) unless `to` is itself already an output.
+  // Redirects every use of `from` (graph output status included) to `to`. When `from` was a graph
+  // output, `to` takes over its output entry (doc string, declared type) unless `to` is itself
+  // already an output.
   void replace_all_uses(Value* from, Value* to);
   // Renames a value, e.g. so that a graph output keeps its name after the node producing it was
-  // replaced. False (nothing changed) when `name` is taken. Subgraphs refer to outer values by name and
-  // are not rewritten: the caller keeps the name of a value with implicit uses (Use::index < 0).
+  // replaced. False (nothing changed) when `name` is taken. Subgraphs refer to outer values by name
+  // and are not rewritten: the caller keeps the name of a value with implicit uses (Use::index <
+  // 0).
   bool rename_value(Value* v, const std::string& name);
 
   Value* add_initializer(const std::string& name_hint, Tensor t);
@@ -267,7 +277,8 @@ class Graph {
   const std::vector<Value*>& value_info() const { return value_info_; }
   void clear_value_info(Value* v);
 
-  // Rebuilds the topological order (stable for already-ordered graphs); error names a node of a cycle.
+  // Rebuilds the topological order (stable for already-ordered graphs); error names a node of a
+  // cycle.
   bool topo_sort(std::string* error = nullptr);
 
   // opset_import of the enclosing model, in order.
@@ -305,7 +316,8 @@ struct Model {
   std::unique_ptr<Graph> graph = std::make_unique<Graph>();
   // ModelProto with graph cleared except the shell; opset_import is authoritative in graph.
   onnx::ModelProto shell;
-  // Folder of the file it came from (external data is resolved against it); empty for in-memory models.
+  // Folder of the file it came from (external data is resolved against it); empty for in-memory
+  // models.
   std::string base_dir;
   std::string path;  // the file it came from, for error messages
 

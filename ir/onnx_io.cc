@@ -10,8 +10,8 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
-#include <unordered_map>
 #include <set>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "google/protobuf/io/coded_stream.h"
@@ -42,9 +42,12 @@ void parse_type(const onnx::TypeProto& t, Value* v, DType* dtype, Shape* shape, 
   }
   std::vector<Dim> dims;
   for (const auto& d : t.tensor_type().shape().dim()) {
-    if (d.has_dim_value()) dims.emplace_back(d.dim_value());
-    else if (d.has_dim_param() && !d.dim_param().empty()) dims.push_back(Dim::symbolic(d.dim_param()));
-    else dims.emplace_back();
+    if (d.has_dim_value())
+      dims.emplace_back(d.dim_value());
+    else if (d.has_dim_param() && !d.dim_param().empty())
+      dims.push_back(Dim::symbolic(d.dim_param()));
+    else
+      dims.emplace_back();
   }
   *shape = Shape(std::move(dims));
 }
@@ -66,8 +69,10 @@ void sync_type(const Value* v, onnx::ValueInfoProto& info) {
     sp->clear_dim();
     for (const auto& dim : v->shape().dims()) {
       auto* pd = sp->add_dim();
-      if (dim.is_known()) pd->set_dim_value(dim.value);
-      else if (!dim.symbol.empty()) pd->set_dim_param(dim.symbol);
+      if (dim.is_known())
+        pd->set_dim_value(dim.value);
+      else if (!dim.symbol.empty())
+        pd->set_dim_param(dim.symbol);
     }
   } else {
     tt->clear_shape();
@@ -102,10 +107,11 @@ class ModelIO {
  public:
   static Result<Model> from_proto(onnx::ModelProto proto, const std::string& base_dir,
                                   const std::string& path);
-  // `put` fills one initializer's TensorProto; when null, initializers are left out (the caller streams
-  // them after the graph, see write_streamed).
-  static onnx::ModelProto to_proto(const Model& model, bool inferred_value_info,
-                                   const std::function<void(const Value*, onnx::TensorProto&)>& put);
+  // `put` fills one initializer's TensorProto; when null, initializers are left out (the caller
+  // streams them after the graph, see write_streamed).
+  static onnx::ModelProto to_proto(
+      const Model& model, bool inferred_value_info,
+      const std::function<void(const Value*, onnx::TensorProto&)>& put);
 };
 
 Result<Model> ModelIO::from_proto(onnx::ModelProto proto, const std::string& base_dir,
@@ -132,7 +138,8 @@ Result<Model> ModelIO::from_proto(onnx::ModelProto proto, const std::string& bas
   for (auto& tp : *gp->mutable_initializer()) {
     if (tp.name().empty()) return invalid_model("an initializer has no name");
     Value* v = g.get_or_create_value(tp.name());
-    if (v->initializer_ != nullptr) return invalid_model("initializer '" + tp.name() + "' is defined twice");
+    if (v->initializer_ != nullptr)
+      return invalid_model("initializer '" + tp.name() + "' is defined twice");
     TensorEncoding enc = TensorEncoding::kRaw;
     std::string name = tp.name();
     onnx::TensorProto shell;
@@ -142,7 +149,8 @@ Result<Model> ModelIO::from_proto(onnx::ModelProto proto, const std::string& bas
       shell.set_data_location(onnx::TensorProto::EXTERNAL);
       *shell.mutable_external_data() = tp.external_data();
     }
-    shell.GetReflection()->MutableUnknownFields(&shell)->MergeFrom(tp.GetReflection()->GetUnknownFields(tp));
+    shell.GetReflection()->MutableUnknownFields(&shell)->MergeFrom(
+        tp.GetReflection()->GetUnknownFields(tp));
     auto t = tensor_from_proto(std::move(tp), base_dir, &enc);
     if (!t.is_ok()) return t.status().with_context("initializer '" + name + "': ");
     v->kind_ = ValueKind::kInitializer;
@@ -170,11 +178,13 @@ Result<Model> ModelIO::from_proto(onnx::ModelProto proto, const std::string& bas
   gp->clear_sparse_initializer();
 
   for (auto& np : *gp->mutable_node()) {
-    std::unique_ptr<Node> owned(new Node(&g, np.op_type(), np.domain() == "ai.onnx" ? "" : np.domain()));
+    std::unique_ptr<Node> owned(
+        new Node(&g, np.op_type(), np.domain() == "ai.onnx" ? "" : np.domain()));
     Node* n = owned.get();
     n->self_ = g.nodes_.insert(g.nodes_.end(), std::move(owned));
     n->name_ = np.name();
-    for (const auto& in : np.input()) n->add_input(in.empty() ? nullptr : g.get_or_create_value(in));
+    for (const auto& in : np.input())
+      n->add_input(in.empty() ? nullptr : g.get_or_create_value(in));
     for (int i = 0; i < np.output_size(); ++i) {
       const std::string& out = np.output(i);
       if (out.empty()) {
@@ -183,8 +193,8 @@ Result<Model> ModelIO::from_proto(onnx::ModelProto proto, const std::string& bas
       }
       Value* v = g.get_or_create_value(out);
       if (v->producer_ != nullptr) {
-        return invalid_model("value '" + out + "' is written by two nodes: " + v->producer_->describe() +
-                             " and " + n->describe());
+        return invalid_model("value '" + out + "' is written by two nodes: " +
+                             v->producer_->describe() + " and " + n->describe());
       }
       if (v->initializer_ != nullptr || v->is_graph_input_) {
         return invalid_model(n->describe() + " writes '" + out +
@@ -247,8 +257,9 @@ Result<Model> ModelIO::from_proto(onnx::ModelProto proto, const std::string& bas
   return model;
 }
 
-onnx::ModelProto ModelIO::to_proto(const Model& model, bool inferred_value_info,
-                                   const std::function<void(const Value*, onnx::TensorProto&)>& put) {
+onnx::ModelProto ModelIO::to_proto(
+    const Model& model, bool inferred_value_info,
+    const std::function<void(const Value*, onnx::TensorProto&)>& put) {
   const Graph& g = *model.graph;
   onnx::ModelProto proto = model.shell;
   bool same_opsets = proto.opset_import_size() == static_cast<int>(g.opsets_.size());
@@ -286,7 +297,8 @@ onnx::ModelProto ModelIO::to_proto(const Model& model, bool inferred_value_info,
     for (const Value* out : n->outputs_) np->add_output(out ? out->name_ : std::string());
     if (np->name() != n->name_) np->set_name(n->name_);
     if (np->op_type() != n->op_type_) np->set_op_type(n->op_type_);
-    const bool same_domain = np->domain() == n->domain_ || (n->domain_.empty() && np->domain() == "ai.onnx");
+    const bool same_domain =
+        np->domain() == n->domain_ || (n->domain_.empty() && np->domain() == "ai.onnx");
     if (!same_domain) np->set_domain(n->domain_);
     for (const auto& a : n->attrs_) *np->add_attribute() = a;
     // Field order in the proto is fixed by the schema, so setting name after inputs is harmless.
@@ -325,11 +337,12 @@ void put_inline(const Value* v, onnx::TensorProto& tp) {
   const auto& shell = v->initializer_shell();
   tp.set_name(v->name());
   if (shell.has_doc_string()) tp.set_doc_string(shell.doc_string());
-  tp.GetReflection()->MutableUnknownFields(&tp)->MergeFrom(shell.GetReflection()->GetUnknownFields(shell));
+  tp.GetReflection()->MutableUnknownFields(&tp)->MergeFrom(
+      shell.GetReflection()->GetUnknownFields(shell));
 }
 
-bool write_file_atomically(const std::string& path,
-                           const std::function<bool(std::ostream&)>& write, std::string* error) {
+bool write_file_atomically(const std::string& path, const std::function<bool(std::ostream&)>& write,
+                           std::string* error) {
   std::string tmp = path + ".tmp." + std::to_string(::getpid());
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
@@ -356,7 +369,9 @@ namespace wire {
 using google::protobuf::io::CodedOutputStream;
 constexpr uint32_t kLen = 2;  // length-delimited wire type
 constexpr int kModelGraph = 7, kGraphInitializer = 5, kTensorRawData = 9;
-uint32_t tag(int field) { return static_cast<uint32_t>(field << 3) | kLen; }
+uint32_t tag(int field) {
+  return static_cast<uint32_t>(field << 3) | kLen;
+}
 size_t field_size(int field, size_t len) {
   return CodedOutputStream::VarintSize32(tag(field)) + CodedOutputStream::VarintSize64(len) + len;
 }
@@ -381,15 +396,17 @@ bool write_streamed(std::ostream& os, const Model& model, bool inferred_value_in
   for (const Value* v : model.graph->initializers()) {
     Item it;
     const Tensor& t = *v->initializer();
-    const bool raw = t.dtype() != DType::kString && v->initializer_encoding() != TensorEncoding::kTyped;
+    const bool raw =
+        t.dtype() != DType::kString && v->initializer_encoding() != TensorEncoding::kTyped;
     if (raw) {
       it.header.set_data_type(static_cast<int32_t>(t.dtype()));
       for (int64_t d : t.dims()) it.header.add_dims(d);
       it.header.set_name(v->name());
       const auto& shell = v->initializer_shell();
       if (shell.has_doc_string()) it.header.set_doc_string(shell.doc_string());
-      it.header.GetReflection()->MutableUnknownFields(&it.header)->MergeFrom(
-          shell.GetReflection()->GetUnknownFields(shell));
+      it.header.GetReflection()
+          ->MutableUnknownFields(&it.header)
+          ->MergeFrom(shell.GetReflection()->GetUnknownFields(shell));
       it.raw = &t;
       it.size = it.header.ByteSizeLong() + field_size(kTensorRawData, t.nbytes());
     } else {
@@ -451,9 +468,12 @@ Result<Model> load_model(const std::string& path) {
     parsed = proto.ParseFromCodedStream(&coded) && coded.ConsumedEntireMessage();
   }
   ::close(fd);
-  if (!parsed) return invalid_model(path + ": not a valid ONNX model (protobuf parse failed; truncated or not an .onnx file)");
+  if (!parsed)
+    return invalid_model(
+        path + ": not a valid ONNX model (protobuf parse failed; truncated or not an .onnx file)");
   if (!proto.has_graph()) return invalid_model(path + ": not a valid ONNX model (no graph)");
-  if (proto.ir_version() <= 0) return invalid_model(path + ": not a valid ONNX model (no ir_version)");
+  if (proto.ir_version() <= 0)
+    return invalid_model(path + ": not a valid ONNX model (no ir_version)");
   std::string base = fs::path(path).parent_path().string();
   auto m = model_from_proto(std::move(proto), base.empty() ? "." : base, path);
   if (!m.is_ok()) return m.status().with_context(path + ": ");
@@ -486,15 +506,21 @@ Status save_model(const Model& model, const std::string& path, const SaveOptions
   if (!external && weight_bytes(model) >= kTwoGiB)
     return invalid_argument(path + ": weights are over 2 GiB; save them as external data");
   if (!external) {
-    auto write = [&](std::ostream& os) { return write_streamed(os, model, options.write_inferred_value_info); };
+    auto write = [&](std::ostream& os) {
+      return write_streamed(os, model, options.write_inferred_value_info);
+    };
     if (!write_file_atomically(path, write, &err)) return io_error(err);
     return Status::ok();
   }
 
-  std::string data_name = options.data_file.empty() ? out.filename().string() + ".data" : options.data_file;
-  XOPT_ASSIGN_OR_RETURN(std::string data_path,
-                        resolve_external_path(out.parent_path().empty() ? "." : out.parent_path().string(), data_name));
-  // Lay out the data file first (tensors >= threshold, 4 KiB aligned so they can be mapped directly).
+  std::string data_name =
+      options.data_file.empty() ? out.filename().string() + ".data" : options.data_file;
+  XOPT_ASSIGN_OR_RETURN(
+      std::string data_path,
+      resolve_external_path(out.parent_path().empty() ? "." : out.parent_path().string(),
+                            data_name));
+  // Lay out the data file first (tensors >= threshold, 4 KiB aligned so they can be mapped
+  // directly).
   std::vector<std::pair<const Value*, size_t>> placed;
   size_t offset = 0;
   for (const Value* v : model.graph->initializers()) {
@@ -533,26 +559,30 @@ Status save_model(const Model& model, const std::string& path, const SaveOptions
   if (proto.ByteSizeLong() >= kTwoGiB)
     return invalid_argument(path + ": model graph alone is over 2 GiB even with external data");
   // The data file is written first: a model file never points at missing data.
-  bool ok = write_file_atomically(data_path, [&](std::ostream& os) {
-    size_t pos = 0;
-    static const char zeros[4096] = {};
-    for (const auto& [v, off] : placed) {
-      if (off > pos) os.write(zeros, static_cast<std::streamsize>(off - pos));
-      const Tensor& t = *v->initializer();
-      const char* p = static_cast<const char*>(t.raw_data());
-      size_t n = t.nbytes();
-      // Write in chunks so a huge tensor never needs a second copy in memory.
-      for (size_t done = 0; done < n;) {
-        size_t chunk = std::min<size_t>(n - done, size_t{64} << 20);
-        os.write(p + done, static_cast<std::streamsize>(chunk));
-        done += chunk;
-      }
-      pos = off + n;
-    }
-    return static_cast<bool>(os);
-  }, &err);
+  bool ok = write_file_atomically(
+      data_path,
+      [&](std::ostream& os) {
+        size_t pos = 0;
+        static const char zeros[4096] = {};
+        for (const auto& [v, off] : placed) {
+          if (off > pos) os.write(zeros, static_cast<std::streamsize>(off - pos));
+          const Tensor& t = *v->initializer();
+          const char* p = static_cast<const char*>(t.raw_data());
+          size_t n = t.nbytes();
+          // Write in chunks so a huge tensor never needs a second copy in memory.
+          for (size_t done = 0; done < n;) {
+            size_t chunk = std::min<size_t>(n - done, size_t{64} << 20);
+            os.write(p + done, static_cast<std::streamsize>(chunk));
+            done += chunk;
+          }
+          pos = off + n;
+        }
+        return static_cast<bool>(os);
+      },
+      &err);
   if (!ok) return io_error(err);
-  if (!write_file_atomically(path, [&](std::ostream& os) { return proto.SerializeToOstream(&os); }, &err)) {
+  if (!write_file_atomically(
+          path, [&](std::ostream& os) { return proto.SerializeToOstream(&os); }, &err)) {
     return io_error(err);
   }
   return Status::ok();

@@ -28,8 +28,8 @@ struct InferOptions {
   bool strict = false;
 };
 
-// Infers dtype and shape of every value in topological order, propagating small int64 shape tensors as
-// data (Value::shape_data) so shape subgraphs resolve to static shapes. Errors name the node.
+// Infers dtype and shape of every value in topological order, propagating small int64 shape tensors
+// as data (Value::shape_data) so shape subgraphs resolve to static shapes. Errors name the node.
 Status infer_shapes(Graph& graph, const InferOptions& options = {});
 
 // Values whose shape is not static (for "the planner refuses to guess" errors).

@@ -11,7 +11,8 @@ namespace xopt::ir {
 
 namespace fs = std::filesystem;
 
-Result<std::string> resolve_external_path(const std::string& base_dir, const std::string& location) {
+Result<std::string> resolve_external_path(const std::string& base_dir,
+                                          const std::string& location) {
   if (location.empty()) return invalid_model("external data has an empty location");
   fs::path loc(location);
   if (loc.is_absolute()) {
@@ -64,18 +65,27 @@ void copy_field(Tensor& t, const Src& field) {
   for (const auto& v : field) out[i++] = static_cast<Dst>(v);
 }
 
-// Elements stored in the typed field that `dtype` uses (complex types store two values per element).
+// Elements stored in the typed field that `dtype` uses (complex types store two values per
+// element).
 int64_t typed_count(const onnx::TensorProto& p, DType dtype) {
   switch (dtype) {
-    case DType::kFloat: return p.float_data_size();
-    case DType::kComplex64: return p.float_data_size() / 2;
-    case DType::kDouble: return p.double_data_size();
-    case DType::kComplex128: return p.double_data_size() / 2;
-    case DType::kInt64: return p.int64_data_size();
+    case DType::kFloat:
+      return p.float_data_size();
+    case DType::kComplex64:
+      return p.float_data_size() / 2;
+    case DType::kDouble:
+      return p.double_data_size();
+    case DType::kComplex128:
+      return p.double_data_size() / 2;
+    case DType::kInt64:
+      return p.int64_data_size();
     case DType::kUInt32:
-    case DType::kUInt64: return p.uint64_data_size();
-    case DType::kString: return p.string_data_size();
-    default: return p.int32_data_size();
+    case DType::kUInt64:
+      return p.uint64_data_size();
+    case DType::kString:
+      return p.string_data_size();
+    default:
+      return p.int32_data_size();
   }
 }
 
@@ -117,20 +127,36 @@ Status decode_typed(const onnx::TensorProto& p, Tensor& t) {
       XOPT_RETURN_IF_ERROR(check(p.uint64_data_size(), 1));
       copy_field<uint64_t>(t, p.uint64_data());
       break;
-    case DType::kInt32: XOPT_RETURN_IF_ERROR(check(p.int32_data_size(), 1)); copy_field<int32_t>(t, p.int32_data()); break;
-    case DType::kInt16: XOPT_RETURN_IF_ERROR(check(p.int32_data_size(), 1)); copy_field<int16_t>(t, p.int32_data()); break;
-    case DType::kInt8: XOPT_RETURN_IF_ERROR(check(p.int32_data_size(), 1)); copy_field<int8_t>(t, p.int32_data()); break;
+    case DType::kInt32:
+      XOPT_RETURN_IF_ERROR(check(p.int32_data_size(), 1));
+      copy_field<int32_t>(t, p.int32_data());
+      break;
+    case DType::kInt16:
+      XOPT_RETURN_IF_ERROR(check(p.int32_data_size(), 1));
+      copy_field<int16_t>(t, p.int32_data());
+      break;
+    case DType::kInt8:
+      XOPT_RETURN_IF_ERROR(check(p.int32_data_size(), 1));
+      copy_field<int8_t>(t, p.int32_data());
+      break;
     case DType::kUInt16:
     case DType::kFloat16:
-    case DType::kBFloat16: XOPT_RETURN_IF_ERROR(check(p.int32_data_size(), 1)); copy_field<uint16_t>(t, p.int32_data()); break;
-    case DType::kUInt8: XOPT_RETURN_IF_ERROR(check(p.int32_data_size(), 1)); copy_field<uint8_t>(t, p.int32_data()); break;
+    case DType::kBFloat16:
+      XOPT_RETURN_IF_ERROR(check(p.int32_data_size(), 1));
+      copy_field<uint16_t>(t, p.int32_data());
+      break;
+    case DType::kUInt8:
+      XOPT_RETURN_IF_ERROR(check(p.int32_data_size(), 1));
+      copy_field<uint8_t>(t, p.int32_data());
+      break;
     case DType::kBool: {
       XOPT_RETURN_IF_ERROR(check(p.int32_data_size(), 1));
       auto* out = t.mutable_data<bool>();
       for (int i = 0; i < p.int32_data_size(); ++i) out[i] = p.int32_data(i) != 0;
       break;
     }
-    default: return unsupported("tensor '" + p.name() + "' has an unsupported data type");
+    default:
+      return unsupported("tensor '" + p.name() + "' has an unsupported data type");
   }
   return Status::ok();
 }
@@ -159,16 +185,21 @@ Result<Tensor> tensor_from_proto(onnx::TensorProto p, const std::string& base_di
     int64_t offset = 0, length = -1;
     for (const auto& kv : p.external_data()) {
       try {
-        if (kv.key() == "location") location = kv.value();
-        else if (kv.key() == "offset") offset = std::stoll(kv.value());
-        else if (kv.key() == "length") length = std::stoll(kv.value());
+        if (kv.key() == "location")
+          location = kv.value();
+        else if (kv.key() == "offset")
+          offset = std::stoll(kv.value());
+        else if (kv.key() == "length")
+          length = std::stoll(kv.value());
       } catch (const std::exception&) {
-        return invalid_model("tensor '" + p.name() + "' has a malformed external_data '" + kv.key() + "'");
+        return invalid_model("tensor '" + p.name() + "' has a malformed external_data '" +
+                             kv.key() + "'");
       }
     }
     XOPT_ASSIGN_OR_RETURN(std::string path, resolve_external_path(base_dir, location));
     const auto expect = static_cast<int64_t>(static_cast<size_t>(n) * dtype_size(dtype));
-    if (dtype == DType::kString) return unsupported("tensor '" + p.name() + "': external string data");
+    if (dtype == DType::kString)
+      return unsupported("tensor '" + p.name() + "': external string data");
     if (length >= 0 && length != expect)
       return invalid_model("tensor '" + p.name() + "': external length " + std::to_string(length) +
                            " does not match its " + std::to_string(expect) + " bytes");
@@ -177,7 +208,8 @@ Result<Tensor> tensor_from_proto(onnx::TensorProto p, const std::string& base_di
     if (!storage) return io_error("tensor '" + p.name() + "': " + err);
     if (offset < 0 || static_cast<size_t>(offset + expect) > storage->size())
       return invalid_model("tensor '" + p.name() + "': external data [" + std::to_string(offset) +
-                           ", +" + std::to_string(expect) + ") is past the end of '" + location + "'");
+                           ", +" + std::to_string(expect) + ") is past the end of '" + location +
+                           "'");
     return Tensor(dtype, std::move(dims), storage, static_cast<size_t>(offset));
   }
 
@@ -198,8 +230,8 @@ Result<Tensor> tensor_from_proto(onnx::TensorProto p, const std::string& base_di
     return Tensor(dtype, std::move(dims), std::move(storage));
   }
   if (encoding) *encoding = TensorEncoding::kTyped;
-  // Check the payload's element count before allocating: a malformed proto must not make us allocate
-  // whatever its dims claim.
+  // Check the payload's element count before allocating: a malformed proto must not make us
+  // allocate whatever its dims claim.
   const int64_t have = typed_count(p, dtype);
   if (have != n)
     return invalid_model("tensor '" + p.name() + "' has " + std::to_string(have) + " values for " +
@@ -235,18 +267,38 @@ onnx::TensorProto tensor_to_proto(const Tensor& t, TensorEncoding encoding) {
       p.mutable_double_data()->Add(t.data<double>(), t.data<double>() + m);
       break;
     }
-    case DType::kInt64: p.mutable_int64_data()->Add(t.data<int64_t>(), t.data<int64_t>() + n); break;
-    case DType::kUInt32: for (int64_t i = 0; i < n; ++i) p.add_uint64_data(t.data<uint32_t>()[i]); break;
-    case DType::kUInt64: p.mutable_uint64_data()->Add(t.data<uint64_t>(), t.data<uint64_t>() + n); break;
-    case DType::kInt32: p.mutable_int32_data()->Add(t.data<int32_t>(), t.data<int32_t>() + n); break;
-    case DType::kInt16: for (int64_t i = 0; i < n; ++i) p.add_int32_data(t.data<int16_t>()[i]); break;
-    case DType::kInt8: for (int64_t i = 0; i < n; ++i) p.add_int32_data(t.data<int8_t>()[i]); break;
-    case DType::kUInt8: for (int64_t i = 0; i < n; ++i) p.add_int32_data(t.data<uint8_t>()[i]); break;
-    case DType::kBool: for (int64_t i = 0; i < n; ++i) p.add_int32_data(t.data<bool>()[i] ? 1 : 0); break;
+    case DType::kInt64:
+      p.mutable_int64_data()->Add(t.data<int64_t>(), t.data<int64_t>() + n);
+      break;
+    case DType::kUInt32:
+      for (int64_t i = 0; i < n; ++i) p.add_uint64_data(t.data<uint32_t>()[i]);
+      break;
+    case DType::kUInt64:
+      p.mutable_uint64_data()->Add(t.data<uint64_t>(), t.data<uint64_t>() + n);
+      break;
+    case DType::kInt32:
+      p.mutable_int32_data()->Add(t.data<int32_t>(), t.data<int32_t>() + n);
+      break;
+    case DType::kInt16:
+      for (int64_t i = 0; i < n; ++i) p.add_int32_data(t.data<int16_t>()[i]);
+      break;
+    case DType::kInt8:
+      for (int64_t i = 0; i < n; ++i) p.add_int32_data(t.data<int8_t>()[i]);
+      break;
+    case DType::kUInt8:
+      for (int64_t i = 0; i < n; ++i) p.add_int32_data(t.data<uint8_t>()[i]);
+      break;
+    case DType::kBool:
+      for (int64_t i = 0; i < n; ++i) p.add_int32_data(t.data<bool>()[i] ? 1 : 0);
+      break;
     case DType::kUInt16:
     case DType::kFloat16:
-    case DType::kBFloat16: for (int64_t i = 0; i < n; ++i) p.add_int32_data(t.data<uint16_t>()[i]); break;
-    default: p.set_raw_data(t.raw_data(), t.nbytes()); break;
+    case DType::kBFloat16:
+      for (int64_t i = 0; i < n; ++i) p.add_int32_data(t.data<uint16_t>()[i]);
+      break;
+    default:
+      p.set_raw_data(t.raw_data(), t.nbytes());
+      break;
   }
   return p;
 }

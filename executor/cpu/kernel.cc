@@ -2,7 +2,8 @@
 
 namespace xopt::exec {
 
-Result<ir::Tensor*> KernelContext::output(size_t i, ir::DType dtype, const std::vector<int64_t>& dims) {
+Result<ir::Tensor*> KernelContext::output(size_t i, ir::DType dtype,
+                                          const std::vector<int64_t>& dims) {
   if (i >= outputs_->size()) {  // an output the node omits entirely: scratch, then dropped
     scratch_.emplace_back(dtype, dims);
     return &scratch_.back();
@@ -31,13 +32,16 @@ KernelRegistry& KernelRegistry::global() {
   return r;
 }
 
-void KernelRegistry::add(KernelDef def) { defs_.push_back(std::move(def)); }
+void KernelRegistry::add(KernelDef def) {
+  defs_.push_back(std::move(def));
+}
 
 const KernelDef* KernelRegistry::find(const std::string& domain, const std::string& op_type,
                                       int64_t opset) const {
   const std::string& d = domain == "ai.onnx" ? std::string() : domain;
   for (const auto& k : defs_)
-    if (k.domain == d && k.op_type == op_type && opset >= k.since_version && opset <= k.until_version)
+    if (k.domain == d && k.op_type == op_type && opset >= k.since_version &&
+        opset <= k.until_version)
       return &k;
   return nullptr;
 }

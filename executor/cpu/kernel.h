@@ -10,12 +10,13 @@
 //
 // Output memory contract (see executor/cpu/allocator.h):
 // - Write outputs through the Tensor* that ctx.output() returns. In arena mode that tensor is the
-//   value's planned slot. Its bytes are zero, except for a value the plan makes an alias (in-place or
-//   view) of another, whose slot already holds that value's bytes: do not rely on zeroed outputs
+//   value's planned slot. Its bytes are zero, except for a value the plan makes an alias (in-place
+//   or view) of another, whose slot already holds that value's bytes: do not rely on zeroed outputs
 //   unless you allocate your own scratch.
 // - An output may share bytes with an input only when the memory plan says so (alias_of), and then
-//   with an input of the same size. Elementwise kernels that read element i before writing element i
-//   are safe; a kernel that cannot work in place must read what it needs before writing (or copy).
+//   with an input of the same size. Elementwise kernels that read element i before writing element
+//   i are safe; a kernel that cannot work in place must read what it needs before writing (or
+//   copy).
 // - Replacing *y by another tensor (e.g. `*y = x.reshaped(d)`, a view) is allowed: the session then
 //   copies the bytes into the planned slot (counted in RunStats::outputs_copied_into_arena), so a
 //   view kernel stays correct in arena mode at the price of a copy.
@@ -73,7 +74,8 @@ class KernelContext {
   std::vector<const ir::Tensor*> inputs_;
   std::vector<ir::Tensor>* outputs_;
   OutputAllocator* allocator_;
-  std::deque<ir::Tensor> scratch_;  // outputs past the node's declared ones (deque: stable addresses)
+  std::deque<ir::Tensor>
+      scratch_;  // outputs past the node's declared ones (deque: stable addresses)
 };
 
 using KernelFn = std::function<Status(KernelContext&)>;
@@ -81,8 +83,8 @@ using KernelFn = std::function<Status(KernelContext&)>;
 struct KernelDef {
   std::string domain;  // "" or "com.microsoft"
   std::string op_type;
-  int since_version;   // first opset (of that domain) this kernel implements
-  int until_version;   // last opset it implements (inclusive)
+  int since_version;  // first opset (of that domain) this kernel implements
+  int until_version;  // last opset it implements (inclusive)
   KernelFn fn;
 };
 
@@ -106,6 +108,6 @@ struct KernelRegistrar {
 
 }  // namespace xopt::exec
 
-#define XOPT_CPU_KERNEL(domain, op, since, until, fn)                                      \
+#define XOPT_CPU_KERNEL(domain, op, since, until, fn)                                       \
   static const ::xopt::exec::KernelRegistrar XOPT_CONCAT(xopt_kernel_registrar_, __LINE__)( \
       domain, op, since, until, fn)

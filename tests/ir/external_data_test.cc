@@ -92,8 +92,9 @@ TEST(ExternalData, RefusesPathsThatEscapeTheModelFolder) {
     std::string location;
     std::string expect;
   };
-  for (const Case& c : {Case{"../secret.bin", "'..'"}, Case{(root / "secret.bin").string(), "absolute"},
-                        Case{"link.bin", "outside the model's folder"}}) {
+  for (const Case& c :
+       {Case{"../secret.bin", "'..'"}, Case{(root / "secret.bin").string(), "absolute"},
+        Case{"link.bin", "outside the model's folder"}}) {
     SCOPED_TRACE(c.location);
     std::string path = write_external_model(root / "model", c.location);
     auto m = ir::load_model(path);
