@@ -35,6 +35,9 @@ struct PassOptions {
   size_t max_batch_bytes = 0;
   // The batch recorded in the plan (--batch; 0: the shapes as given).
   int64_t plan_batch = 0;
+  // One buffer per value of the model before any pass ran (planner::naive_bytes; 0: unknown).
+  // Tools measure it; plan-memory records it in the plan, next to the planned graph's own naive.
+  size_t input_naive_bytes = 0;
 };
 
 // What plan-memory leaves for the tool to print: the plan written into the model and, after a

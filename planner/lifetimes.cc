@@ -83,4 +83,11 @@ Result<Lifetimes> compute_lifetimes(const ir::Graph& graph,
   return lt;
 }
 
+Result<size_t> naive_bytes(const ir::Graph& graph, const LifetimeOptions& options) {
+  XOPT_ASSIGN_OR_RETURN(Lifetimes lt, compute_lifetimes(graph, graph_order(graph), options));
+  size_t total = 0;
+  for (const Lifetime& l : lt.values) total += l.size;
+  return total;
+}
+
 }  // namespace xopt::planner

@@ -53,4 +53,8 @@ Result<Lifetimes> compute_lifetimes(const ir::Graph& graph,
                                     const std::vector<const ir::Node*>& order,
                                     const LifetimeOptions& options = {});
 
+// One buffer per value: the aligned bytes of every value the arena would hold, summed. Measured on
+// the model as given (before fold/fuse) it is the baseline a user without a planner pays.
+Result<size_t> naive_bytes(const ir::Graph& graph, const LifetimeOptions& options = {});
+
 }  // namespace xopt::planner

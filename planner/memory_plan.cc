@@ -19,6 +19,7 @@ std::string plan_to_json(const MemoryPlan& plan) {
   j["arena_bytes"] = plan.arena_bytes;
   j["lower_bound"] = plan.lower_bound;
   j["naive_bytes"] = plan.naive_bytes;
+  if (plan.input_naive_bytes != 0) j["input_naive_bytes"] = plan.input_naive_bytes;
   j["strategy"] = plan.strategy;
   j["io_in_arena"] = plan.io_in_arena;
   j["batch"] = plan.batch;
@@ -62,6 +63,7 @@ Result<MemoryPlan> plan_from_json(const std::string& text) {
     p.arena_bytes = j.at("arena_bytes").get<size_t>();
     p.lower_bound = j.value("lower_bound", size_t{0});
     p.naive_bytes = j.value("naive_bytes", size_t{0});
+    p.input_naive_bytes = j.value("input_naive_bytes", size_t{0});
     p.strategy = j.value("strategy", "");
     p.io_in_arena = j.value("io_in_arena", false);
     p.batch = j.value("batch", int64_t{0});

@@ -58,7 +58,8 @@ struct MemoryPlan {
   size_t alignment = 256;
   size_t arena_bytes = 0;
   size_t lower_bound = 0;               // max bytes live at one step for this order
-  size_t naive_bytes = 0;               // one buffer per value
+  size_t naive_bytes = 0;               // one buffer per value of the planned graph
+  size_t input_naive_bytes = 0;         // one buffer per value of the model as given (0: unknown)
   std::string strategy;                 // the offset-assignment strategy that won
   bool io_in_arena = false;             // graph inputs and outputs planned inside the arena
   int64_t batch = 0;                    // the batch the plan was made for (0: as given)

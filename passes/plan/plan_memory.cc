@@ -93,6 +93,8 @@ class PlanMemory final : public Pass {
       XOPT_RETURN_IF_ERROR(check_static(g));
     }
     XOPT_ASSIGN_OR_RETURN(out.plan, planner::plan(g, po));
+    // The input model's naive figure holds at the batch it was measured at only.
+    if (!out.batch_searched) out.plan.input_naive_bytes = o.input_naive_bytes;
     out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     planner::write_plan(model, out.plan);
     ctx.count("arena-bytes", static_cast<int64_t>(out.plan.arena_bytes));

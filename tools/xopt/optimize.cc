@@ -12,6 +12,7 @@
 #include "ir/verifier.h"
 #include "passes/pass_manager.h"
 #include "passes/pass_registry.h"
+#include "planner/lifetimes.h"
 #include "planner/memory_plan.h"
 #include "planner/report.h"
 #include "tools/xopt/command.h"
@@ -119,8 +120,9 @@ void print_plan(const passes::PlanOutcome& p, bool quiet) {
           human_bytes(p.next_total_bytes - std::min(p.next_total_bytes, p.budget_bytes)).c_str());
   }
   if (quiet) return;
-  std::fprintf(stderr, "memory plan (batch %lld, planned in %.2f ms)\n",
-               static_cast<long long>(p.plan.batch), p.seconds * 1e3);
+  const std::string batch = p.plan.batch > 0 ? "batch " + std::to_string(p.plan.batch)
+                                             : std::string("input shapes as given");
+  std::fprintf(stderr, "memory plan (%s, planned in %.2f ms)\n", batch.c_str(), p.seconds * 1e3);
   std::fputs(planner::report_text(p.plan).c_str(), stderr);
   if (p.batch_searched && p.has_next) {
     std::fprintf(stderr, "memory plan at batch %lld (does not fit)\n",
@@ -238,6 +240,11 @@ int run_optimize(const OptimizeOptions& o) {
   if (!st.is_ok()) return report_error(kExitBadModel, st.message(), o.model);
 
   pass_options.shape_bindings = bindings;
+  if (plans) {
+    // The baseline a user without a planner pays; unknown when some size is not static yet.
+    auto naive = planner::naive_bytes(*model.graph, {o.align, o.io_in_arena});
+    if (naive.is_ok()) pass_options.input_naive_bytes = *naive;
+  }
   passes::PassContext ctx(std::move(pass_options));
   ctx.mark_shapes_valid();
   passes::PipelineStats stats;
