@@ -33,6 +33,14 @@ int list_ops() {
     std::printf("%-*s  %-13s  opset %s\n", static_cast<int>(width), key.second.c_str(),
                 key.first.c_str(), text.c_str());
   }
+  // What the claims cover, on stderr so that stdout stays one op per line. The conformance runner
+  // reports cases outside them as unsupported, with the reason.
+  std::fputs(
+      "claims cover tensors of float, double, float16, bfloat16, int8/16/32/64, uint8/16/32/64 "
+      "and bool where the op's spec allows them (string for Equal and data movement); not "
+      "claimed: float8 (e4m3fn, e4m3fnuz, e5m2, e5m2fnuz), int2, uint2, int4, uint4, float4e2m1, "
+      "sequence/optional/map values, and Dropout in training mode with ratio > 0 (random mask)\n",
+      stderr);
   return kExitOk;
 }
 
