@@ -43,6 +43,12 @@ size_t footprint(const MemoryPlan& plan, size_t parameter_bytes, size_t cuda_con
 // batch, so the answer is verified: it fits and the next batch does not (else the search walks up).
 Result<BatchFit> max_batch(const BatchBudget& budget, const PlanAtBatch& plan_at);
 
+// Binds the leading dim of every runtime input of `g` to `batch` (ir::bind_input_shapes) and infers
+// every intermediate shape again from nothing (shapes left from another batch would survive where
+// inference cannot tell a dim). Inputs whose leading dim is symbolic or unknown are rebound; with
+// `override_static` a static leading dim is rebound too.
+Status rebind_batch(ir::Graph& g, int64_t batch, bool override_static);
+
 // Plans `model` at `batch`: on a copy of the model, the leading dim of every runtime input is bound
 // to `batch` (ir::bind_input_shapes), shapes are inferred again (ir::infer_shapes) and the copy is
 // planned in its own order. Inputs whose leading dim is symbolic or unknown are rebound; with
@@ -51,7 +57,8 @@ Result<BatchFit> max_batch(const BatchBudget& budget, const PlanAtBatch& plan_at
 Result<MemoryPlan> plan_at_batch(const ir::Model& model, int64_t batch,
                                  const PlanOptions& options = {}, bool override_static = false);
 
-// plan_at_batch as a max_batch callback. `model` must outlive the callback.
+// plan_at_batch as a max_batch callback. The model is copied once, when the callback is made, and
+// every call rebinds that copy: a search of thirty batches does not copy the weights thirty times.
 PlanAtBatch batch_planner(const ir::Model& model, PlanOptions options = {},
                           bool override_static = false);
 

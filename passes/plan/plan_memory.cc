@@ -17,24 +17,6 @@
 namespace xopt::passes {
 namespace {
 
-// Rebinds the leading dim of every runtime input to `batch` and infers all shapes again (as
-// planner::plan_at_batch does on a copy, with static leading dims rebound too).
-Status rebind_batch(ir::Graph& g, int64_t batch) {
-  for (ir::Value* v : g.runtime_inputs()) {
-    if (!v->shape().has_rank() || v->shape().rank() == 0 || !v->shape()[0].is_known()) continue;
-    ir::Shape s = v->shape();
-    s[0] = ir::Dim::symbolic("xopt.batch");
-    v->set_shape(std::move(s));
-  }
-  ir::ShapeBindings bindings;
-  bindings.batch = batch;
-  XOPT_RETURN_IF_ERROR(ir::bind_input_shapes(g, bindings));
-  for (ir::Node* n : g.nodes())
-    for (ir::Value* v : n->outputs())
-      if (v != nullptr) v->set_shape(ir::Shape());
-  return ir::infer_shapes(g);
-}
-
 // The requested batch when some runtime input's leading dim is that batch (--batch binds only
 // symbolic leading dims: a model exported at a static batch keeps it), else 0 (shapes as given).
 int64_t bound_batch(const ir::Graph& g, int64_t batch) {
@@ -69,8 +51,8 @@ class PlanMemory final : public Pass {
       budget.budget_bytes = o.max_batch_bytes;
       budget.parameter_bytes = planner::parameter_bytes(g, po.alignment);
       budget.cuda_context_bytes = po.cuda_context_bytes;
-      XOPT_ASSIGN_OR_RETURN(out.fit,
-                            planner::max_batch(budget, planner::batch_planner(model, po, true)));
+      const planner::PlanAtBatch plan_at = planner::batch_planner(model, po, true);
+      XOPT_ASSIGN_OR_RETURN(out.fit, planner::max_batch(budget, plan_at));
       out.batch_searched = true;
       out.budget_bytes = o.max_batch_bytes;
       if (out.fit.batch == 0)
@@ -79,14 +61,14 @@ class PlanMemory final : public Pass {
             " bytes (batch 1 needs " +
             std::to_string(out.fit.probes.empty() ? 0 : out.fit.probes.front().total_bytes) +
             " bytes)");
-      auto next = planner::plan_at_batch(model, out.fit.batch + 1, po, true);
+      auto next = plan_at(out.fit.batch + 1);
       if (next.is_ok()) {
         out.has_next = true;
         out.next_plan = std::move(*next);
         out.next_total_bytes =
             planner::footprint(out.next_plan, budget.parameter_bytes, budget.cuda_context_bytes);
       }
-      XOPT_RETURN_IF_ERROR(rebind_batch(g, out.fit.batch));
+      XOPT_RETURN_IF_ERROR(planner::rebind_batch(g, out.fit.batch, true));
       po.batch = out.fit.batch;
       out.fit.plan = planner::MemoryPlan();
     } else {
