@@ -1,10 +1,11 @@
-// xopt_bench_executor MODEL.onnx [--iters N] [--warmup N] [--seed N] [--data DIR] [--profile]:
+// xopt_bench_executor MODEL.onnx [--iters N] [--warmup N] [--seed N] [--data DIR] [--threads N]
+// [--profile]:
 // milliseconds per inference of the CPU reference executor (run_model, simple mode). Inputs come
 // from --data DIR or test_data_set_0 beside the model when it exists, else seeded random inputs
 // (ids kept inside what they index). Prints one JSON line: {"model", "iters", "ms_min",
 // "ms_median", "ms_mean", "inputs"}; --profile adds per-op-type milliseconds per run on stderr.
-// Threads: OpenBLAS's own (set OPENBLAS_NUM_THREADS). bench/executor_bench.py runs this next to
-// onnxruntime.
+// Threads: --threads N intra-op threads (RunOptions::threads; OpenBLAS itself runs on one), default
+// XOPT_NUM_THREADS or every hardware thread. bench/executor_bench.py runs this next to onnxruntime.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -24,18 +25,20 @@ using namespace xopt;
 
 int main(int argc, char** argv) {
   std::string path;
-  int iters = 20, warmup = 2;
+  int iters = 20, warmup = 2, threads = 0;
   bool profile = false;
   std::string data_dir;
   uint64_t seed = 0;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if ((a == "--iters" || a == "--warmup" || a == "--seed") && i + 1 < argc) {
+    if ((a == "--iters" || a == "--warmup" || a == "--seed" || a == "--threads") && i + 1 < argc) {
       const long v = std::strtol(argv[++i], nullptr, 10);
       if (a == "--iters")
         iters = static_cast<int>(v);
       else if (a == "--warmup")
         warmup = static_cast<int>(v);
+      else if (a == "--threads")
+        threads = static_cast<int>(v);
       else
         seed = static_cast<uint64_t>(v);
     } else if (a == "--data" && i + 1 < argc) {
@@ -47,15 +50,17 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(
           stderr,
-          "usage: %s MODEL.onnx [--iters N] [--warmup N] [--seed N] [--data DIR] [--profile]\n",
+          "usage: %s MODEL.onnx [--iters N] [--warmup N] [--seed N] [--data DIR] [--threads N] "
+          "[--profile]\n",
           argv[0]);
       return 1;
     }
   }
-  if (path.empty() || iters < 1 || warmup < 0) {
+  if (path.empty() || iters < 1 || warmup < 0 || threads < 0) {
     std::fprintf(
         stderr,
-        "usage: %s MODEL.onnx [--iters N] [--warmup N] [--seed N] [--data DIR] [--profile]\n",
+        "usage: %s MODEL.onnx [--iters N] [--warmup N] [--seed N] [--data DIR] [--threads N] "
+        "[--profile]\n",
         argv[0]);
     return 1;
   }
@@ -94,6 +99,7 @@ int main(int argc, char** argv) {
   std::chrono::steady_clock::time_point last;
   const ir::Node* last_node = nullptr;
   exec::RunOptions ro;
+  ro.threads = threads;
   if (profile)
     ro.on_output = [&](const ir::Node& n, const ir::Value&, const ir::Tensor&) {
       if (&n == last_node) return;
@@ -133,8 +139,9 @@ int main(int argc, char** argv) {
                    static_cast<int>(op_count[op] / runs));
   }
   std::printf(
-      "{\"model\": \"%s\", \"iters\": %d, \"ms_min\": %.3f, \"ms_median\": %.3f, \"ms_mean\": "
+      "{\"model\": \"%s\", \"iters\": %d, \"threads\": %d, \"ms_min\": %.3f, \"ms_median\": %.3f, "
+      "\"ms_mean\": "
       "%.3f, \"inputs\": \"%s\"}\n",
-      path.c_str(), iters, sorted.front(), median, mean, source.c_str());
+      path.c_str(), iters, threads, sorted.front(), median, mean, source.c_str());
   return 0;
 }

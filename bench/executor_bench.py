@@ -2,8 +2,8 @@
 """CPU executor latency next to onnxruntime (CPU), batch 1, measured in the same run.
 
 For each model (default: resnet18 and bert_mini from ../shared/models), on test_data_set_0/input_0.pb:
-  * ours: BUILD/bench/xopt_bench_executor MODEL --iters N (run_model in simple mode; OpenBLAS with
-    --threads threads), its median ms per inference, on the model as exported and on the model after
+  * ours: BUILD/bench/xopt_bench_executor MODEL --iters N --threads T (run_model in simple mode,
+    T intra-op threads; OpenBLAS itself single-threaded), its median ms per inference, on the model as exported and on the model after
     `xopt --passes=fold,fuse` (BUILD/tools/xopt/xopt, or --xopt; skipped when absent);
   * onnxruntime: InferenceSession on the CPU provider with intra_op_num_threads = --threads, once
     with its default graph optimizations (ORT_ENABLE_ALL: what a user gets) and once with them
@@ -40,7 +40,8 @@ def read_tensor(path):
 
 def ours(binary, model, data, iters, threads):
     env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads))
-    r = subprocess.run([binary, model, "--data", data, "--iters", str(iters), "--warmup", "2"],
+    r = subprocess.run([binary, model, "--data", data, "--iters", str(iters), "--warmup", "2",
+                        "--threads", str(threads)],
                        env=env, capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError(f"{binary} {model}: exit {r.returncode}: {r.stderr.strip()}")
@@ -88,7 +89,7 @@ def main():
 
     load0 = os.getloadavg()
     print(f"# {os.cpu_count()} cores, load average {load0[0]:.1f} at start; threads {args.threads}"
-          f" (OpenBLAS / onnxruntime intra-op); onnxruntime {ort.__version__}")
+          f" (xopt / onnxruntime intra-op); onnxruntime {ort.__version__}")
     if load0[0] > (os.cpu_count() or 1):
         print("# the machine is loaded by other work: the figures are indicative only")
     rows = []

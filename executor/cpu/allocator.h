@@ -1,7 +1,8 @@
 // Where kernel outputs live during a CPU run.
 //
 // SimpleAllocator: every value gets its own zero-filled heap buffer, freed when the session drops
-// the last Tensor using it (after the value's last use).
+// the last Tensor using it (after the value's last use); forwarded outputs (KernelContext::forward)
+// share their input's buffer instead.
 //
 // ArenaAllocator: one aligned arena of MemoryPlan::arena_bytes; every planned value is a Tensor
 // over an ArenaSlice, a Storage that points at the value's planned offset inside the shared arena.
@@ -26,6 +27,8 @@ class SimpleAllocator final : public OutputAllocator {
  public:
   Result<ir::Tensor> allocate(const ir::Value& value, ir::DType dtype,
                               const std::vector<int64_t>& dims) override;
+  // Values own nothing but their bytes' reference: an output may share an input's storage.
+  bool can_forward() const override { return true; }
 };
 
 // Owned bytes aligned to `alignment` (at least 64).

@@ -6,6 +6,9 @@
 //   for_each_broadcast(p, [&](int64_t i, const int64_t* off) { y[i] = f(pa[off[0]], pb[off[1]]);
 //   });
 //
+// for_each_broadcast_run hands out whole runs along the innermost dim instead (tight loops), over
+// any sub-range of the output (one chunk of a parallel_for).
+//
 // Rules (ONNX "multidirectional broadcasting", same as numpy): shapes are aligned on the right; a
 // dimension of size 1 stretches to the other size; any other mismatch is an error. A dimension of
 // size 0 wins over 1 (the result is empty). "Unidirectional" broadcasting (PRelu slope before opset
@@ -136,32 +139,30 @@ inline BroadcastPlan make_broadcast_plan(const std::vector<int64_t>& out_dims,
   return p;
 }
 
-// Calls f(i, off) for every output element i (row-major), off[k] being the element offset in input
-// k.
-template <typename F>
-void for_each_broadcast(const BroadcastPlan& p, F&& f) {
-  const size_t n_in = p.strides.size();
-  std::vector<int64_t> off(n_in, 0);
-  if (p.numel == 0) return;
-  if (p.all_same) {
-    for (int64_t i = 0; i < p.numel; ++i) {
-      for (size_t k = 0; k < n_in; ++k) off[k] = i;
-      f(i, static_cast<const int64_t*>(off.data()));
-    }
-    return;
-  }
-  const size_t rank = p.dims.size();
+// Calls g(i, len, off, step) for every run of output elements [i, i + len) inside [lo, hi) along
+// the innermost merged dim, in row-major order: input k's element for output i + j is at
+// off[k] + j * step[k].
+template <typename G>
+void for_each_broadcast_run(const BroadcastPlan& p, int64_t lo, int64_t hi, G&& g) {
+  hi = std::min(hi, p.numel);
+  if (lo >= hi) return;
+  const size_t n_in = p.strides.size(), rank = p.dims.size();
   const int64_t inner = p.dims[rank - 1];
-  std::vector<int64_t> inner_st(n_in);
-  for (size_t k = 0; k < n_in; ++k) inner_st[k] = p.strides[k][rank - 1];
-  std::vector<int64_t> idx(rank, 0);
-  std::vector<int64_t> base(n_in, 0);
-  for (int64_t i = 0; i < p.numel;) {
-    for (size_t k = 0; k < n_in; ++k) off[k] = base[k];
-    for (int64_t j = 0; j < inner; ++j, ++i) {
-      f(i, static_cast<const int64_t*>(off.data()));
-      for (size_t k = 0; k < n_in; ++k) off[k] += inner_st[k];
-    }
+  std::vector<int64_t> step(n_in), base(n_in, 0), off(n_in), idx(rank, 0);
+  for (size_t k = 0; k < n_in; ++k) step[k] = p.strides[k][rank - 1];
+  // The outer index of `lo` and the input offsets it starts at.
+  int64_t rest = lo / inner, j = lo % inner;
+  for (size_t d = rank - 1; d-- > 0;) {
+    idx[d] = rest % p.dims[d];
+    rest /= p.dims[d];
+    for (size_t k = 0; k < n_in; ++k) base[k] += idx[d] * p.strides[k][d];
+  }
+  for (int64_t i = lo; i < hi;) {
+    const int64_t len = std::min(inner - j, hi - i);
+    for (size_t k = 0; k < n_in; ++k) off[k] = base[k] + j * step[k];
+    g(i, len, static_cast<const int64_t*>(off.data()), static_cast<const int64_t*>(step.data()));
+    i += len;
+    j = 0;
     // Advance the outer index (all dims but the last).
     for (size_t d = rank - 1; d-- > 0;) {
       for (size_t k = 0; k < n_in; ++k) base[k] += p.strides[k][d];
@@ -170,6 +171,21 @@ void for_each_broadcast(const BroadcastPlan& p, F&& f) {
       idx[d] = 0;
     }
   }
+}
+
+// Calls f(i, off) for every output element i (row-major), off[k] being the element offset in input
+// k.
+template <typename F>
+void for_each_broadcast(const BroadcastPlan& p, F&& f) {
+  std::vector<int64_t> o(p.strides.size());
+  for_each_broadcast_run(p, 0, p.numel,
+                         [&](int64_t i, int64_t len, const int64_t* off, const int64_t* step) {
+                           for (size_t k = 0; k < o.size(); ++k) o[k] = off[k];
+                           for (int64_t j = 0; j < len; ++j) {
+                             f(i + j, static_cast<const int64_t*>(o.data()));
+                             for (size_t k = 0; k < o.size(); ++k) o[k] += step[k];
+                           }
+                         });
 }
 
 // Convenience: plan and iterate in one call.

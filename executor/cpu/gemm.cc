@@ -7,8 +7,56 @@
 #include <vector>
 
 #include "executor/cpu/dispatch.h"
+#include "executor/cpu/parallel.h"
 
 namespace xopt::exec {
+
+namespace {
+
+// OpenBLAS runs single-threaded: the products are split across the intra-op pool instead, so that
+// kernels calling gemm from inside a parallel_for do not oversubscribe the cores.
+void blas_serial_once() {
+  static const bool done = [] {
+    openblas_set_num_threads(1);
+    return true;
+  }();
+  (void)done;
+}
+
+// Products smaller than this many multiply-adds run on one thread.
+constexpr int64_t kParallelMacs = int64_t{1} << 17;
+
+// C = alpha * op(A) * op(B) + beta * C, split into row blocks (along M) or column blocks (along N)
+// over the intra-op threads; `blas` computes one block. Every element of C is computed by one call
+// over the whole K, so the split changes no sum. Each block packs its own copy of the operand it
+// shares with the others, so the split goes along M when B is the smaller operand, else along N.
+template <typename T, typename Blas>
+void split_gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const T* a,
+                int64_t lda, const T* b, int64_t ldb, T* c, int64_t ldc, Blas&& blas) {
+  blas_serial_once();
+  constexpr int64_t kRowUnit = 8, kColUnit = 16;
+  const int64_t row_units = (m + kRowUnit - 1) / kRowUnit;
+  const int64_t col_units = (n + kColUnit - 1) / kColUnit;
+  const bool parallel = intra_op_threads() > 1 && m * n * k >= kParallelMacs;
+  const bool by_rows = n < m ? row_units > 1 : col_units <= 1;
+  if (!parallel || (by_rows ? row_units : col_units) <= 1) {
+    blas(m, n, a, b, c);
+    return;
+  }
+  if (by_rows) {
+    parallel_for(row_units, 1, [&](int64_t lo, int64_t hi) {
+      const int64_t i0 = lo * kRowUnit, i1 = std::min(m, hi * kRowUnit);
+      blas(i1 - i0, n, trans_a ? a + i0 : a + i0 * lda, b, c + i0 * ldc);
+    });
+  } else {
+    parallel_for(col_units, 1, [&](int64_t lo, int64_t hi) {
+      const int64_t j0 = lo * kColUnit, j1 = std::min(n, hi * kColUnit);
+      blas(m, j1 - j0, a, trans_b ? b + j0 * ldb : b + j0, c + j0);
+    });
+  }
+}
+
+}  // namespace
 
 void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
            int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
@@ -18,10 +66,14 @@ void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float al
       for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
     return;
   }
-  cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
-              trans_b ? CblasTrans : CblasNoTrans, static_cast<blasint>(m), static_cast<blasint>(n),
-              static_cast<blasint>(k), alpha, a, static_cast<blasint>(lda), b,
-              static_cast<blasint>(ldb), beta, c, static_cast<blasint>(ldc));
+  split_gemm(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc,
+             [&](int64_t mm, int64_t nn, const float* aa, const float* bb, float* cc) {
+               cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
+                           trans_b ? CblasTrans : CblasNoTrans, static_cast<blasint>(mm),
+                           static_cast<blasint>(nn), static_cast<blasint>(k), alpha, aa,
+                           static_cast<blasint>(lda), bb, static_cast<blasint>(ldb), beta, cc,
+                           static_cast<blasint>(ldc));
+             });
 }
 
 void dgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha,
@@ -33,10 +85,14 @@ void dgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double a
       for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == 0.0 ? 0.0 : beta * c[i * ldc + j];
     return;
   }
-  cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
-              trans_b ? CblasTrans : CblasNoTrans, static_cast<blasint>(m), static_cast<blasint>(n),
-              static_cast<blasint>(k), alpha, a, static_cast<blasint>(lda), b,
-              static_cast<blasint>(ldb), beta, c, static_cast<blasint>(ldc));
+  split_gemm(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc,
+             [&](int64_t mm, int64_t nn, const double* aa, const double* bb, double* cc) {
+               cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
+                           trans_b ? CblasTrans : CblasNoTrans, static_cast<blasint>(mm),
+                           static_cast<blasint>(nn), static_cast<blasint>(k), alpha, aa,
+                           static_cast<blasint>(lda), bb, static_cast<blasint>(ldb), beta, cc,
+                           static_cast<blasint>(ldc));
+             });
 }
 
 namespace {

@@ -1,5 +1,7 @@
 #include "executor/cpu/kernel.h"
 
+#include <cstring>
+
 namespace xopt::exec {
 
 Result<ir::Tensor*> KernelContext::output(size_t i, ir::DType dtype,
@@ -17,6 +19,22 @@ Result<ir::Tensor*> KernelContext::output(size_t i, ir::DType dtype,
     (*outputs_)[i] = std::move(t).value();
   }
   return &(*outputs_)[i];
+}
+
+Status KernelContext::forward(size_t i, const ir::Tensor& t) {
+  if (i < outputs_->size() && node_.output(i) != nullptr && allocator_ != nullptr &&
+      allocator_->can_forward()) {
+    (*outputs_)[i] = t;
+    return Status::ok();
+  }
+  XOPT_ASSIGN_OR_RETURN(ir::Tensor * y, output(i, t.dtype(), t.dims()));
+  if (t.dtype() == ir::DType::kString) {
+    y->mutable_strings() = t.strings();
+  } else if (t.nbytes() > 0) {
+    void* dst = y->mutable_raw_data();
+    if (dst != t.raw_data()) std::memmove(dst, t.raw_data(), t.nbytes());
+  }
+  return Status::ok();
 }
 
 Status KernelContext::error(const std::string& message) const {

@@ -20,6 +20,10 @@
 // - Replacing *y by another tensor (e.g. `*y = x.reshaped(d)`, a view) is allowed: the session then
 //   copies the bytes into the planned slot (counted in RunStats::outputs_copied_into_arena), so a
 //   view kernel stays correct in arena mode at the price of a copy.
+// - A kernel whose output is an input with new dims (Identity, Reshape, ...) calls
+//   ctx.forward(i, x.reshaped(d)) instead of output(): with the simple allocator the output shares
+//   the input's bytes (no allocation, no copy); in arena mode they are copied into the slot (or
+//   left alone when the plan made the slot an alias of the input).
 #pragma once
 
 #include <cstddef>
@@ -41,6 +45,8 @@ class OutputAllocator {
   virtual ~OutputAllocator() = default;
   virtual Result<ir::Tensor> allocate(const ir::Value& value, ir::DType dtype,
                                       const std::vector<int64_t>& dims) = 0;
+  // Whether an output may simply be another tensor (sharing its bytes) instead of an allocation.
+  virtual bool can_forward() const { return false; }
 };
 
 class KernelContext {
@@ -64,6 +70,10 @@ class KernelContext {
   // Allocates output i. For an omitted optional output it returns a scratch tensor the kernel may
   // write and that is then dropped.
   Result<ir::Tensor*> output(size_t i, ir::DType dtype, const std::vector<int64_t>& dims);
+  // Makes output i hold the contents of `t`: `t` itself (sharing its bytes) when the allocator
+  // allows it, else a copy into output(i, t.dtype(), t.dims()) (a memmove, skipped when the slot
+  // already is t's bytes).
+  Status forward(size_t i, const ir::Tensor& t);
 
   // Error helper: "node 'conv1' (Conv): <message>".
   Status error(const std::string& message) const;

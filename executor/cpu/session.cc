@@ -9,6 +9,7 @@
 #include "executor/cpu/allocator.h"
 #include "executor/cpu/broadcast.h"
 #include "executor/cpu/kernel.h"
+#include "executor/cpu/parallel.h"
 #include "planner/planner.h"
 
 namespace xopt::exec {
@@ -116,6 +117,8 @@ Result<std::vector<ir::Tensor>> run_model(const ir::Model& model,
   const ir::Graph& g = *model.graph;
   XOPT_RETURN_IF_ERROR(check_inputs(g, inputs));
   XOPT_ASSIGN_OR_RETURN(std::vector<const ir::Node*> order, execution_order(g, options.plan));
+  const ScopedIntraOpThreads threads(options.threads > 0 ? options.threads
+                                                         : default_intra_op_threads());
 
   // Resolve every kernel before running anything.
   std::vector<const KernelDef*> kernels;
@@ -158,7 +161,12 @@ Result<std::vector<ir::Tensor>> run_model(const ir::Model& model,
     return v->initializer();
   };
 
+  // Live activation bytes, counted once per buffer: a forwarded output shares its input's storage.
   size_t live_bytes = 0;
+  std::unordered_map<const void*, int> buffer_refs;
+  auto buffer_of = [](const ir::Value* v, const ir::Tensor& t) -> const void* {
+    return t.storage() ? static_cast<const void*>(t.storage().get()) : v;
+  };
   for (size_t s = 0; s < order.size(); ++s) {
     const ir::Node& n = *order[s];
     const int step = static_cast<int>(s);
@@ -224,7 +232,7 @@ Result<std::vector<ir::Tensor>> run_model(const ir::Model& model,
       }
       if (options.on_output) options.on_output(n, *v, t);
       if (!v->has_uses() && !v->is_graph_output()) continue;  // dead output: drop now
-      live_bytes += t.nbytes();
+      if (++buffer_refs[buffer_of(v, t)] == 1) live_bytes += t.nbytes();
       env[v] = std::move(t);
     }
     stats.peak_activation_bytes = std::max(stats.peak_activation_bytes, live_bytes);
@@ -236,7 +244,13 @@ Result<std::vector<ir::Tensor>> run_model(const ir::Model& model,
       if (lu == last_use.end() || lu->second != step) return;
       auto it = env.find(v);
       if (it == env.end()) return;
-      if (v->producer() != nullptr) live_bytes -= std::min(live_bytes, it->second.nbytes());
+      if (v->producer() != nullptr) {
+        auto ref = buffer_refs.find(buffer_of(v, it->second));
+        if (ref != buffer_refs.end() && --ref->second == 0) {
+          live_bytes -= std::min(live_bytes, it->second.nbytes());
+          buffer_refs.erase(ref);
+        }
+      }
       env.erase(it);
     });
   }

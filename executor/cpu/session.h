@@ -37,6 +37,10 @@ struct RunOptions {
   std::function<void(const ir::Node&, const ir::Value&, const ir::Tensor&)> on_output;
   // Filled when set.
   RunStats* stats = nullptr;
+  // Threads the kernels may use (see executor/cpu/parallel.h); 0: default_intra_op_threads()
+  // (XOPT_NUM_THREADS, else every hardware thread). Two runs with the same count give the same
+  // bits; another count may change the last bits of float products (BLAS blocks differ).
+  int threads = 0;
 };
 
 // Named inputs in, graph outputs out (in graph output order). Errors name the missing input, the

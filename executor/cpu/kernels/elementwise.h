@@ -2,8 +2,8 @@
 // wrapping integer arithmetic and value conversion between every dtype.
 //
 // Half types (float16, bfloat16) are computed in float and rounded once on store. Integer
-// arithmetic wraps (two's complement) instead of invoking C++'s undefined signed overflow. Outputs
-// are written in index order after reading the inputs of that index, so an output may alias an
+// arithmetic wraps (two's complement) instead of invoking C++'s undefined signed overflow. Each
+// output element is written after reading the inputs of that index, so an output may alias an
 // input of its own shape (in-place, when a memory plan says so).
 #pragma once
 
@@ -18,6 +18,7 @@
 #include "executor/cpu/broadcast.h"
 #include "executor/cpu/dispatch.h"
 #include "executor/cpu/kernel.h"
+#include "executor/cpu/parallel.h"
 #include "ir/tensor.h"
 
 namespace xopt::exec::ew {
@@ -114,18 +115,54 @@ inline T store(C v) {
     return convert<T>(v);
 }
 
-// y[i] = f(x[i]) in compute types; y has x's dims and dtype `out`.
+// Elements per chunk when an elementwise loop is split across the intra-op threads.
+inline constexpr int64_t kParallelGrain = 16384;
+
+// y[i] = f(x[i]) for i < n; x and y do not overlap (so the loop vectorizes).
+template <typename TI, typename TO, typename F>
+inline void unary_run(const TI* __restrict x, TO* __restrict y, int64_t n, const F& f) {
+  for (int64_t i = 0; i < n; ++i) y[i] = store<TO>(f(to_compute(x[i])));
+}
+
+// y[i] = f(a[i * sa], b[i * sb]) for i < n, with the common strides (1 or 0) spelled out so those
+// loops vectorize.
+template <typename TA, typename TB, typename TO, typename F>
+inline void binary_run(const TA* __restrict a, int64_t sa, const TB* __restrict b, int64_t sb,
+                       TO* __restrict y, int64_t n, const F& f) {
+  if (sa == 1 && sb == 1) {
+    for (int64_t i = 0; i < n; ++i) y[i] = store<TO>(f(to_compute(a[i]), to_compute(b[i])));
+  } else if (sa == 1 && sb == 0) {
+    const auto bv = to_compute(b[0]);
+    for (int64_t i = 0; i < n; ++i) y[i] = store<TO>(f(to_compute(a[i]), bv));
+  } else if (sa == 0 && sb == 1) {
+    const auto av = to_compute(a[0]);
+    for (int64_t i = 0; i < n; ++i) y[i] = store<TO>(f(av, to_compute(b[i])));
+  } else {
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = store<TO>(f(to_compute(a[i * sa]), to_compute(b[i * sb])));
+  }
+}
+
+// y[i] = f(x[i]) in compute types; y has x's dims and dtype `out`. Split across the intra-op
+// threads; f must not keep state between calls.
 template <typename TI, typename TO, typename F>
 Status map_unary(KernelContext& ctx, const ir::Tensor& x, ir::DType out, F&& f) {
   XOPT_ASSIGN_OR_RETURN(ir::Tensor * y, ctx.output(0, out, x.dims()));
   const TI* px = x.data<TI>();
   TO* py = y->mutable_data<TO>();
-  const int64_t n = x.numel();
-  for (int64_t i = 0; i < n; ++i) py[i] = store<TO>(f(to_compute(px[i])));
+  const bool in_place = static_cast<const void*>(px) == static_cast<const void*>(py);
+  parallel_for(x.numel(), kParallelGrain, [&](int64_t lo, int64_t hi) {
+    if (in_place) {
+      for (int64_t i = lo; i < hi; ++i) py[i] = store<TO>(f(to_compute(px[i])));
+    } else {
+      unary_run(px + lo, py + lo, hi - lo, f);
+    }
+  });
   return Status::ok();
 }
 
-// y = f(a, b) with numpy broadcasting, in compute types; y gets dtype `out`.
+// y = f(a, b) with numpy broadcasting, in compute types; y gets dtype `out`. Split across the
+// intra-op threads; f must not keep state between calls.
 template <typename TA, typename TB, typename TO, typename F>
 Status map_binary(KernelContext& ctx, const ir::Tensor& a, const ir::Tensor& b, ir::DType out,
                   F&& f) {
@@ -135,8 +172,21 @@ Status map_binary(KernelContext& ctx, const ir::Tensor& a, const ir::Tensor& b, 
   const TA* pa = a.data<TA>();
   const TB* pb = b.data<TB>();
   TO* py = y->mutable_data<TO>();
-  for_each_broadcast(*dims, {a.dims(), b.dims()}, [&](int64_t i, const int64_t* off) {
-    py[i] = store<TO>(f(to_compute(pa[off[0]]), to_compute(pb[off[1]])));
+  // In place (the output shares an input's bytes): element i is read before it is written.
+  const bool in_place = static_cast<const void*>(pa) == static_cast<const void*>(py) ||
+                        static_cast<const void*>(pb) == static_cast<const void*>(py);
+  const BroadcastPlan plan = make_broadcast_plan(*dims, {a.dims(), b.dims()});
+  parallel_for(plan.numel, kParallelGrain, [&](int64_t lo, int64_t hi) {
+    for_each_broadcast_run(
+        plan, lo, hi, [&](int64_t i, int64_t len, const int64_t* off, const int64_t* step) {
+          if (in_place) {
+            for (int64_t j = 0; j < len; ++j)
+              py[i + j] = store<TO>(
+                  f(to_compute(pa[off[0] + j * step[0]]), to_compute(pb[off[1] + j * step[1]])));
+          } else {
+            binary_run(pa + off[0], step[0], pb + off[1], step[1], py + i, len, f);
+          }
+        });
   });
   return Status::ok();
 }

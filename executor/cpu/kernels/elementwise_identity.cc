@@ -11,21 +11,9 @@ namespace {
 
 using ew::kLastOpset;
 
-// Writes a copy of `src` as output `i` (a memmove: in-place plans may give the same bytes).
-Status copy_to_output(KernelContext& ctx, size_t i, const ir::Tensor& src) {
-  XOPT_ASSIGN_OR_RETURN(ir::Tensor * y, ctx.output(i, src.dtype(), src.dims()));
-  if (src.dtype() == ir::DType::kString) {
-    y->mutable_strings() = src.strings();
-  } else if (src.nbytes() > 0) {
-    void* dst = y->mutable_raw_data();
-    if (dst != src.raw_data()) std::memmove(dst, src.raw_data(), src.nbytes());
-  }
-  return Status::ok();
-}
-
 Status identity(KernelContext& ctx) {
   XOPT_ASSIGN_OR_RETURN(const ir::Tensor* x, ew::required_input(ctx, 0));
-  return copy_to_output(ctx, 0, *x);
+  return ctx.forward(0, *x);
 }
 
 // Dropout. Inference (is_test=1 before opset 7; always from 7 to 11; training_mode absent or false
@@ -56,7 +44,7 @@ Status dropout(KernelContext& ctx) {
   const bool want_mask = ctx.num_outputs() > 1 && ctx.wants_output(1);
   const ir::DType mask_type = ctx.opset() >= 10 ? ir::DType::kBool : x->dtype();
   if (!random) {
-    XOPT_RETURN_IF_ERROR(copy_to_output(ctx, 0, *x));
+    XOPT_RETURN_IF_ERROR(ctx.forward(0, *x));
     if (!want_mask) return Status::ok();
     XOPT_ASSIGN_OR_RETURN(ir::Tensor * m, ctx.output(1, mask_type, x->dims()));
     return dispatch_all(mask_type, [&](auto tag) -> Status {
@@ -74,10 +62,15 @@ Status dropout(KernelContext& ctx) {
   const double scale = 1.0 / (1.0 - ratio);
   XOPT_RETURN_IF_ERROR(dispatch_float(x->dtype(), [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
-    size_t i = 0;
-    return ew::map_unary<T, T>(ctx, *x, x->dtype(), [&](auto v) {
-      return keep[i++] ? static_cast<decltype(v)>(static_cast<double>(v) * scale) : decltype(v)(0);
-    });
+    XOPT_ASSIGN_OR_RETURN(ir::Tensor * y, ctx.output(0, x->dtype(), x->dims()));
+    const T* px = x->data<T>();
+    T* py = y->mutable_data<T>();
+    for (size_t i = 0; i < keep.size(); ++i) {
+      const auto v = to_compute(px[i]);
+      using C = decltype(v);
+      py[i] = ew::store<T>(keep[i] ? static_cast<C>(static_cast<double>(v) * scale) : C(0));
+    }
+    return Status::ok();
   }));
   if (!want_mask) return Status::ok();
   XOPT_ASSIGN_OR_RETURN(ir::Tensor * m, ctx.output(1, mask_type, x->dims()));
@@ -140,7 +133,7 @@ Status constant(KernelContext& ctx) {
   } else {
     return ctx.error("no value attribute");
   }
-  return copy_to_output(ctx, 0, t);
+  return ctx.forward(0, t);
 }
 
 }  // namespace

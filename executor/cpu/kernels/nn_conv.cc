@@ -1,10 +1,12 @@
 // Conv and ConvTranspose for 1-D, 2-D, 3-D (any rank) inputs: im2col / col2im around a BLAS GEMM.
 #include "executor/cpu/kernels/nn_conv.h"
 
+#include <algorithm>
 #include <memory>
 #include <vector>
 
 #include "executor/cpu/gemm.h"
+#include "executor/cpu/parallel.h"
 
 namespace xopt::exec::nn {
 namespace {
@@ -43,14 +45,17 @@ void im2col(const Window& w, const T* x, int64_t channels, T* col) {
         } else {
           const T* src = xc + off * iw_n;
           const int64_t base = kidx[r - 1] * dw - pw;
-          if (sw == 1 && base >= 0 && base + ow_n <= iw_n) {
-            std::copy(src + base, src + base + ow_n, dst);
+          // Outputs [lo, hi) read inside the row (0 <= ow * sw + base < iw_n); padding elsewhere.
+          const int64_t lo = std::min(ow_n, base >= 0 ? 0 : (sw - 1 - base) / sw);
+          const int64_t hi =
+              std::max(lo, std::min(ow_n, base >= iw_n ? 0 : (iw_n - base + sw - 1) / sw));
+          std::fill(dst, dst + lo, T(0));
+          if (sw == 1) {
+            std::copy(src + base + lo, src + base + hi, dst + lo);
           } else {
-            for (int64_t ow = 0; ow < ow_n; ++ow) {
-              const int64_t iw = ow * sw + base;
-              dst[ow] = (iw >= 0 && iw < iw_n) ? src[iw] : T(0);
-            }
+            for (int64_t ow = lo; ow < hi; ++ow) dst[ow] = src[ow * sw + base];
           }
+          std::fill(dst + hi, dst + ow_n, T(0));
         }
         for (size_t d = r - 1; d-- > 0;) {  // odometer over the leading output dims
           if (++oidx[d] < w.out[d]) break;
@@ -111,7 +116,9 @@ bool is_pointwise(const Window& w) {
   return true;
 }
 
-// y[N, M, out...] = conv(x[N, C, in...], wt[M, C/group, k...]) + bias, then + z, then act.
+// y[N, M, out...] = conv(x[N, C, in...], wt[M, C/group, k...]) + bias, then + z, then act. The
+// im2col copy and the bias / z / activation pass are split over channels across the intra-op
+// threads, the GEMM inside gemm().
 template <typename T>
 void conv_core(const Window& w, int64_t group, int64_t n_batch, int64_t c_in, int64_t m_out,
                const T* x, const T* wt, const T* bias, const T* z, const Activation& act, T* y) {
@@ -120,32 +127,41 @@ void conv_core(const Window& w, int64_t group, int64_t n_batch, int64_t c_in, in
   const bool pointwise = is_pointwise(w);
   // Uninitialised: im2col writes every element.
   std::unique_ptr<T[]> col(pointwise ? nullptr : new T[static_cast<size_t>(kdim * out_size)]);
+  // Channels per chunk so that a chunk moves at least ~32K elements.
+  const int64_t col_grain = std::max<int64_t>(1, 32768 / std::max<int64_t>(1, ksize * out_size));
   for (int64_t n = 0; n < n_batch; ++n) {
     for (int64_t g = 0; g < group; ++g) {
       const T* xg = x + (n * c_in + g * cg) * in_size;
       const T* b = xg;
       if (!pointwise) {
-        im2col(w, xg, cg, col.get());
-        b = col.get();
+        T* cp = col.get();
+        parallel_for(cg, col_grain, [&](int64_t c0, int64_t c1) {
+          im2col(w, xg + c0 * in_size, c1 - c0, cp + c0 * ksize * out_size);
+        });
+        b = cp;
       }
       T* yg = y + (n * m_out + g * mg) * out_size;
       gemm<T>(false, false, mg, out_size, kdim, 1.0, wt + g * mg * kdim, kdim, b, out_size, 0.0, yg,
               out_size);
     }
   }
+  if (bias == nullptr && z == nullptr && act.kind == Activation::kIdentity) return;
   const int64_t total = n_batch * m_out;
-  for (int64_t nm = 0; nm < total; ++nm) {
-    T* p = y + nm * out_size;
-    if (bias != nullptr) {
-      const T bv = bias[nm % m_out];
-      for (int64_t i = 0; i < out_size; ++i) p[i] += bv;
+  const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, out_size));
+  parallel_for(total, grain, [&](int64_t lo, int64_t hi) {
+    for (int64_t nm = lo; nm < hi; ++nm) {
+      T* p = y + nm * out_size;
+      if (bias != nullptr) {
+        const T bv = bias[nm % m_out];
+        for (int64_t i = 0; i < out_size; ++i) p[i] += bv;
+      }
+      if (z != nullptr) {
+        const T* zp = z + nm * out_size;
+        for (int64_t i = 0; i < out_size; ++i) p[i] += zp[i];
+      }
+      act.apply(p, out_size);
     }
-    if (z != nullptr) {
-      const T* zp = z + nm * out_size;
-      for (int64_t i = 0; i < out_size; ++i) p[i] += zp[i];
-    }
-    act.apply(p, out_size);
-  }
+  });
 }
 
 // Runs `body(TypeTag<C>, x, w, b, z)` in compute type C (float for half types) on converted copies

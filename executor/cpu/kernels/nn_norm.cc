@@ -1,10 +1,12 @@
 // Normalizations: BatchNormalization (inference and training mode), InstanceNormalization,
 // LayerNormalization (with Mean / InvStdDev outputs). Statistics are accumulated in double.
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "executor/cpu/broadcast.h"
 #include "executor/cpu/kernels/nn_util.h"
+#include "executor/cpu/parallel.h"
 
 namespace xopt::exec::nn {
 namespace {
@@ -79,15 +81,19 @@ Status batch_norm(KernelContext& ctx) {
       using C = compute_t<T>;
       const T* xd = x.data<T>();
       T* yd = yt->mutable_data<T>();
-      for (int64_t k = 0; k < ch; ++k) {
-        const double a = scale[k] / std::sqrt(var[k] + eps);
-        const C ca = static_cast<C>(a), cc = static_cast<C>(bias[k] - mean[k] * a);
-        for (int64_t b = 0; b < n; ++b) {
-          const int64_t base = (b * ch + k) * inner;
-          for (int64_t i = 0; i < inner; ++i)
-            yd[base + i] = from_compute<T>(static_cast<C>(to_compute(xd[base + i]) * ca + cc));
-        }
-      }
+      parallel_for(ch, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, n * inner)),
+                   [&](int64_t lo, int64_t hi) {
+                     for (int64_t k = lo; k < hi; ++k) {
+                       const double a = scale[k] / std::sqrt(var[k] + eps);
+                       const C ca = static_cast<C>(a), cc = static_cast<C>(bias[k] - mean[k] * a);
+                       for (int64_t b = 0; b < n; ++b) {
+                         const int64_t base = (b * ch + k) * inner;
+                         for (int64_t i = 0; i < inner; ++i)
+                           yd[base + i] =
+                               from_compute<T>(static_cast<C>(to_compute(xd[base + i]) * ca + cc));
+                       }
+                     }
+                   });
       return Status::ok();
     });
   }
@@ -161,6 +167,40 @@ Status instance_norm(KernelContext& ctx) {
   return store(y, yt);
 }
 
+// True when `d` (which broadcasts to `x`) is x's dims from `axis` on, with only ones before: one
+// value per element of a row of `x` flattened at `axis`.
+bool is_row_shaped(const std::vector<int64_t>& d, const std::vector<int64_t>& x, size_t axis) {
+  if (d.size() > x.size()) return false;
+  const size_t pad = x.size() - d.size();
+  for (size_t i = 0; i < x.size(); ++i) {
+    const int64_t di = i < pad ? 1 : d[i - pad];
+    if (di != (i < axis ? 1 : x[i])) return false;
+  }
+  return true;
+}
+
+// One row of LayerNormalization, in double: y = (x - mean) / sqrt(var + eps) * scale + bias.
+template <typename T>
+void normalize_row(const T* x, int64_t n, double eps, const double* scale, const double* bias, T* y,
+                   double* mean, double* inv) {
+  double m = 0.0, v = 0.0;
+  for (int64_t i = 0; i < n; ++i) m += static_cast<double>(to_compute(x[i]));
+  m /= static_cast<double>(n);
+  for (int64_t i = 0; i < n; ++i) {
+    const double d = static_cast<double>(to_compute(x[i])) - m;
+    v += d * d;
+  }
+  v /= static_cast<double>(n);
+  const double s = 1.0 / std::sqrt(v + eps);
+  for (int64_t i = 0; i < n; ++i) {
+    const double r = (static_cast<double>(to_compute(x[i])) - m) * s * scale[i] +
+                     (bias != nullptr ? bias[i] : 0.0);
+    y[i] = from_compute<T>(static_cast<compute_t<T>>(r));
+  }
+  *mean = m;
+  *inv = s;
+}
+
 // LayerNormalization-17: statistics over dims [axis, rank); Scale and B broadcast to X. Mean and
 // InvStdDev have X's dims with ones from `axis` on, in the stash type (or their declared type).
 Status layer_norm(KernelContext& ctx) {
@@ -183,27 +223,48 @@ Status layer_norm(KernelContext& ctx) {
   if (bias != nullptr)
     XOPT_RETURN_IF_ERROR(
         broadcast_to_check(bias->dims(), x.dims()).with_context(node.describe() + ": B: "));
-  const std::vector<double> xv = to_doubles(x), sv = to_doubles(scale);
+  std::vector<double> mean(rows), inv(rows);
+  const std::vector<double> sv = to_doubles(scale);
   const std::vector<double> bv = bias != nullptr ? to_doubles(*bias) : std::vector<double>{0.0};
-  std::vector<double> mean(rows), inv(rows), y(xv.size());
-  for (int64_t r = 0; r < rows; ++r) {
-    const double* xs = xv.data() + r * cols;
-    double m = 0.0, v = 0.0;
-    for (int64_t i = 0; i < cols; ++i) m += xs[i];
-    m /= static_cast<double>(cols);
-    for (int64_t i = 0; i < cols; ++i) v += (xs[i] - m) * (xs[i] - m);
-    v /= static_cast<double>(cols);
-    mean[r] = m;
-    inv[r] = 1.0 / std::sqrt(v + eps);
-  }
-  const std::vector<int64_t> b_dims = bias != nullptr ? bias->dims() : std::vector<int64_t>{};
-  for_each_broadcast(
-      x.dims(), {x.dims(), scale.dims(), b_dims}, [&](int64_t i, const int64_t* off) {
-        const int64_t r = i / cols;
-        y[i] = (xv[i] - mean[r]) * inv[r] * sv[off[1]] + bv[bias != nullptr ? off[2] : 0];
-      });
   XOPT_ASSIGN_OR_RETURN(ir::Tensor * yt, ctx.output(0, x.dtype(), x.dims()));
-  XOPT_RETURN_IF_ERROR(store(y, yt));
+  const auto a = static_cast<size_t>(axis);
+  if (is_row_shaped(scale.dims(), x.dims(), a) &&
+      (bias == nullptr || is_row_shaped(bias->dims(), x.dims(), a))) {
+    // Scale and B hold one value per column: rows are independent, split across the threads.
+    XOPT_RETURN_IF_ERROR(dispatch_float(x.dtype(), [&](auto tag) -> Status {
+      using T = typename decltype(tag)::type;
+      const T* xd = x.data<T>();
+      T* yd = yt->mutable_data<T>();
+      parallel_for(rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, cols)),
+                   [&](int64_t lo, int64_t hi) {
+                     for (int64_t r = lo; r < hi; ++r)
+                       normalize_row(xd + r * cols, cols, eps, sv.data(),
+                                     bias != nullptr ? bv.data() : nullptr, yd + r * cols, &mean[r],
+                                     &inv[r]);
+                   });
+      return Status::ok();
+    }));
+  } else {
+    const std::vector<double> xv = to_doubles(x);
+    std::vector<double> y(xv.size());
+    for (int64_t r = 0; r < rows; ++r) {
+      const double* xs = xv.data() + r * cols;
+      double m = 0.0, v = 0.0;
+      for (int64_t i = 0; i < cols; ++i) m += xs[i];
+      m /= static_cast<double>(cols);
+      for (int64_t i = 0; i < cols; ++i) v += (xs[i] - m) * (xs[i] - m);
+      v /= static_cast<double>(cols);
+      mean[r] = m;
+      inv[r] = 1.0 / std::sqrt(v + eps);
+    }
+    const std::vector<int64_t> b_dims = bias != nullptr ? bias->dims() : std::vector<int64_t>{};
+    for_each_broadcast(
+        x.dims(), {x.dims(), scale.dims(), b_dims}, [&](int64_t i, const int64_t* off) {
+          const int64_t r = i / cols;
+          y[i] = (xv[i] - mean[r]) * inv[r] * sv[off[1]] + bv[bias != nullptr ? off[2] : 0];
+        });
+    XOPT_RETURN_IF_ERROR(store(y, yt));
+  }
   std::vector<int64_t> stat_dims = x.dims();
   for (int64_t d = axis; d < rank; ++d) stat_dims[d] = 1;
   ir::DType stash = static_cast<ir::DType>(node.attr_int("stash_type", 1));

@@ -1,11 +1,13 @@
 // Pooling: AveragePool, MaxPool (with Indices), LpPool, GlobalAveragePool, GlobalMaxPool,
 // GlobalLpPool, and LRN. Windows are N-D; every output position walks the cartesian product of its
 // per-dim taps.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
 
 #include "executor/cpu/kernels/nn_util.h"
+#include "executor/cpu/parallel.h"
 
 namespace xopt::exec::nn {
 namespace {
@@ -48,14 +50,39 @@ struct PoolParams {
   bool col_major = false;  // MaxPool storage_order=1 for Indices
 };
 
-// 2-D max / average pooling without Indices: the common CNN case, done with direct loops.
+// Along one spatial dim, for every output index: the window taps [lo, hi) that read inside the
+// input, and how many taps lie before the end padding (the count_include_pad divisor).
+struct DimTaps {
+  std::vector<int64_t> lo, hi, padded;
+};
+
+DimTaps dim_taps(int64_t out, int64_t in, int64_t k, int64_t stride, int64_t dil, int64_t pad,
+                 int64_t end_pad) {
+  DimTaps t;
+  for (int64_t o = 0; o < out; ++o) {
+    const int64_t start = o * stride - pad;  // input index of tap 0
+    // Smallest tap count n with start + n * dil >= limit (limit - start > 0), capped at k.
+    auto taps_below = [&](int64_t limit) {
+      return limit <= start ? int64_t{0} : std::min(k, (limit - start + dil - 1) / dil);
+    };
+    const int64_t lo = std::min(k, taps_below(0)), hi = std::max(lo, taps_below(in));
+    t.lo.push_back(lo);
+    t.hi.push_back(hi);
+    t.padded.push_back(taps_below(in + end_pad));
+  }
+  return t;
+}
+
+// 2-D max / average pooling without Indices: the common CNN case, done with direct loops over the
+// taps inside the input (in the same order as the general path, so the same sums).
 template <typename T>
 void pool_2d(const Window& w, const PoolParams& pp, int64_t nc, const T* x, T* y) {
   using C = compute_t<T>;
   const int64_t ih = w.in[0], iw = w.in[1], oh = w.out[0], ow = w.out[1];
-  const int64_t kh = w.kernel[0], kw = w.kernel[1], sh = w.strides[0], sw = w.strides[1];
-  const int64_t dh = w.dilations[0], dw = w.dilations[1], ph = w.pads[0], pw = w.pads[1];
-  const int64_t eh = w.pads[2], ew = w.pads[3];
+  const int64_t dh = w.dilations[0], dw = w.dilations[1];
+  const DimTaps th = dim_taps(oh, ih, w.kernel[0], w.strides[0], dh, w.pads[0], w.pads[2]);
+  const DimTaps tw = dim_taps(ow, iw, w.kernel[1], w.strides[1], dw, w.pads[1], w.pads[3]);
+  const int64_t sh = w.strides[0], sw = w.strides[1], ph = w.pads[0], pw = w.pads[1];
   for (int64_t s = 0; s < nc; ++s) {
     const T* xs = x + s * ih * iw;
     T* ys = y + s * oh * ow;
@@ -65,29 +92,24 @@ void pool_2d(const Window& w, const PoolParams& pp, int64_t nc, const T* x, T* y
         const int64_t w0 = j * sw - pw;
         C best = std::numeric_limits<C>::lowest();
         double acc = 0.0;
-        int64_t count = 0, padded_h = 0, padded_w = 0;
-        for (int64_t a = 0; a < kh; ++a) {
-          const int64_t h = h0 + a * dh;
-          if (h < ih + eh) ++padded_h;
-          if (h < 0 || h >= ih) continue;
-          for (int64_t b = 0; b < kw; ++b) {
-            const int64_t ww = w0 + b * dw;
-            if (ww < 0 || ww >= iw) continue;
-            const C v = to_compute(xs[h * iw + ww]);
+        bool first = true;
+        for (int64_t a = th.lo[i]; a < th.hi[i]; ++a) {
+          const T* row = xs + (h0 + a * dh) * iw + w0;
+          for (int64_t b = tw.lo[j]; b < tw.hi[j]; ++b) {
+            const C v = to_compute(row[b * dw]);
             if (pp.kind == PoolKind::kMax) {
-              if (count == 0 || v > best) best = v;
+              if (first || v > best) best = v;
+              first = false;
             } else {
               acc += static_cast<double>(v);
             }
-            ++count;
           }
         }
-        for (int64_t b = 0; b < kw; ++b)
-          if (w0 + b * dw < iw + ew) ++padded_w;
         if (pp.kind == PoolKind::kMax) {
           ys[i * ow + j] = from_compute<T>(best);
         } else {
-          const int64_t div = pp.count_include_pad ? padded_h * padded_w : count;
+          const int64_t count = (th.hi[i] - th.lo[i]) * (tw.hi[j] - tw.lo[j]);
+          const int64_t div = pp.count_include_pad ? th.padded[i] * tw.padded[j] : count;
           ys[i * ow + j] = from_compute<T>(static_cast<C>(acc / static_cast<double>(div)));
         }
       }
@@ -208,18 +230,25 @@ Status run_pool(KernelContext& ctx, PoolKind kind) {
     indices = ind->mutable_data<int64_t>();
   }
   const int64_t nc = x.dims()[0] * x.dims()[1];
-  if (kind == PoolKind::kMax) {
-    return dispatch_numeric(x.dtype(), [&](auto tag) -> Status {
-      using T = typename decltype(tag)::type;
-      pool<T>(w, pp, nc, x.data<T>(), y->mutable_data<T>(), indices);
-      return Status::ok();
-    });
-  }
-  return dispatch_float(x.dtype(), [&](auto tag) -> Status {
+  const int64_t in_size = product(w.in), out_size = product(w.out);
+  // Channels are independent: split them across the intra-op threads (Indices count from the first
+  // channel, so that case stays on one thread).
+  auto run = [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
-    pool<T>(w, pp, nc, x.data<T>(), y->mutable_data<T>(), nullptr);
+    const T* xd = x.data<T>();
+    T* yd = y->mutable_data<T>();
+    if (indices != nullptr) {
+      pool<T>(w, pp, nc, xd, yd, indices);
+      return Status::ok();
+    }
+    const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, in_size + out_size));
+    parallel_for(nc, grain, [&](int64_t lo, int64_t hi) {
+      pool<T>(w, pp, hi - lo, xd + lo * in_size, yd + lo * out_size, nullptr);
+    });
     return Status::ok();
-  });
+  };
+  if (kind == PoolKind::kMax) return dispatch_numeric(x.dtype(), run);
+  return dispatch_float(x.dtype(), run);
 }
 
 Status max_pool(KernelContext& ctx) {
@@ -248,23 +277,28 @@ Status run_global_pool(KernelContext& ctx, PoolKind kind) {
     using C = compute_t<T>;
     const T* xd = x.data<T>();
     T* yd = y->mutable_data<T>();
-    for (int64_t s = 0; s < nc; ++s) {
-      const T* xs = xd + s * size;
-      if (kind == PoolKind::kMax) {
-        C best = std::numeric_limits<C>::lowest();
-        for (int64_t i = 0; i < size; ++i) best = std::max(best, static_cast<C>(to_compute(xs[i])));
-        yd[s] = from_compute<T>(best);
-      } else if (kind == PoolKind::kAverage) {
-        double acc = 0.0;
-        for (int64_t i = 0; i < size; ++i) acc += static_cast<double>(to_compute(xs[i]));
-        yd[s] = from_compute<T>(static_cast<C>(acc / static_cast<double>(size)));
-      } else {
-        double acc = 0.0;
-        for (int64_t i = 0; i < size; ++i)
-          acc += std::pow(std::abs(static_cast<double>(to_compute(xs[i]))), p);
-        yd[s] = from_compute<T>(static_cast<C>(std::pow(acc, 1.0 / p)));
-      }
-    }
+    parallel_for(nc, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, size)),
+                 [&](int64_t lo, int64_t hi) {
+                   for (int64_t s = lo; s < hi; ++s) {
+                     const T* xs = xd + s * size;
+                     if (kind == PoolKind::kMax) {
+                       C best = std::numeric_limits<C>::lowest();
+                       for (int64_t i = 0; i < size; ++i)
+                         best = std::max(best, static_cast<C>(to_compute(xs[i])));
+                       yd[s] = from_compute<T>(best);
+                     } else if (kind == PoolKind::kAverage) {
+                       double acc = 0.0;
+                       for (int64_t i = 0; i < size; ++i)
+                         acc += static_cast<double>(to_compute(xs[i]));
+                       yd[s] = from_compute<T>(static_cast<C>(acc / static_cast<double>(size)));
+                     } else {
+                       double acc = 0.0;
+                       for (int64_t i = 0; i < size; ++i)
+                         acc += std::pow(std::abs(static_cast<double>(to_compute(xs[i]))), p);
+                       yd[s] = from_compute<T>(static_cast<C>(std::pow(acc, 1.0 / p)));
+                     }
+                   }
+                 });
     return Status::ok();
   });
 }

@@ -219,6 +219,10 @@ struct Activation {
   template <typename C>
   void apply(C* p, int64_t n) const {
     if (kind == kIdentity) return;
+    if (kind == kRelu) {  // the common case, as a loop that vectorizes
+      for (int64_t i = 0; i < n; ++i) p[i] = p[i] > C(0) ? p[i] : C(0);
+      return;
+    }
     for (int64_t i = 0; i < n; ++i) p[i] = apply(p[i]);
   }
 };

@@ -1,6 +1,7 @@
 // Softmax and LogSoftmax, shifted by the maximum so exp never overflows. Before opset 13 the input
 // is coerced to 2-D at `axis` (default 1) and each row of the flattened trailing dims is
 // normalised; from 13 only the one `axis` (default -1) is.
+#include <algorithm>
 #include <cmath>
 
 #include "executor/cpu/kernels/tensor_util.h"
@@ -75,8 +76,15 @@ Status softmax_impl(KernelContext& ctx, bool log) {
   if (x->numel() == 0) return Status::ok();
   return dispatch_float(x->dtype(), [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
-    std::vector<compute_t<T>> buf;
-    softmax_rows<T>(x->data<T>(), y->mutable_data<T>(), outer, n, inner, log, buf);
+    // Blocks of `outer` are independent: split them across the intra-op threads.
+    const T* xd = x->data<T>();
+    T* yd = y->mutable_data<T>();
+    parallel_for(outer, std::max<int64_t>(1, 8192 / std::max<int64_t>(1, n * inner)),
+                 [&](int64_t lo, int64_t hi) {
+                   std::vector<compute_t<T>> buf;
+                   softmax_rows<T>(xd + lo * n * inner, yd + lo * n * inner, hi - lo, n, inner, log,
+                                   buf);
+                 });
     return Status::ok();
   });
 }

@@ -12,6 +12,7 @@
 #include "common/status.h"
 #include "executor/cpu/dispatch.h"
 #include "executor/cpu/kernel.h"
+#include "executor/cpu/parallel.h"
 #include "ir/tensor.h"
 
 namespace xopt::exec {
@@ -214,6 +215,27 @@ void strided_copy(const U* src, U* dst, const std::vector<int64_t>& dims,
   }
 }
 
+// strided_copy split along the outermost dim across the intra-op threads (each chunk a strided_copy
+// of a block of output rows).
+template <typename U>
+void parallel_strided_copy(const U* src, U* dst, const std::vector<int64_t>& dims,
+                           const std::vector<int64_t>& src_strides) {
+  size_t lead = 0;  // the outermost dim that is not 1
+  while (lead < dims.size() && dims[lead] == 1) ++lead;
+  const int64_t total = product(dims);
+  if (lead == dims.size() || total < 2 * 16384) {
+    strided_copy(src, dst, dims, src_strides);
+    return;
+  }
+  const int64_t row = total / dims[lead];  // output elements per index of the lead dim
+  parallel_for(dims[lead], std::max<int64_t>(1, 16384 / std::max<int64_t>(1, row)),
+               [&](int64_t lo, int64_t hi) {
+                 std::vector<int64_t> d = dims;
+                 d[lead] = hi - lo;
+                 strided_copy(src + lo * src_strides[lead], dst + lo * row, d, src_strides);
+               });
+}
+
 // Copies `x` into a new output of dims `out_dims`, reading it through the view `view_dims` /
 // `src_strides` (see strided_copy); the view defaults to the output dims.
 inline Status emit_strided(KernelContext& ctx, const ir::Tensor& x,
@@ -223,8 +245,8 @@ inline Status emit_strided(KernelContext& ctx, const ir::Tensor& x,
   XOPT_ASSIGN_OR_RETURN(ir::Tensor * y, ctx.output(output, x.dtype(), out_dims));
   return dispatch_by_size(x.dtype(), [&](auto tag) -> Status {
     using U = typename decltype(tag)::type;
-    strided_copy<U>(elems<U>(x), mutable_elems<U>(*y), view_dims ? *view_dims : out_dims,
-                    src_strides);
+    parallel_strided_copy<U>(elems<U>(x), mutable_elems<U>(*y), view_dims ? *view_dims : out_dims,
+                             src_strides);
     return Status::ok();
   });
 }
