@@ -126,6 +126,10 @@ TEST(FuseConvModels, Shufflenet) {
   Optimized r = optimize_and_compare("shufflenet_v2_x1_0");
   EXPECT_EQ(count(r.after, "BatchNormalization"), 0);
   EXPECT_EQ(count(r.after, "Relu"), 0);
+  // Channel shuffles become Concat + Reshape; each x[:, :c], x[:, c:] pair becomes one Split.
+  EXPECT_EQ(count(r.after, "Transpose"), 0);
+  EXPECT_EQ(count(r.after, "Slice"), 0);
+  EXPECT_EQ(count(r.after, "Split"), count(r.before, "Slice") / 2);
 }
 
 }  // namespace
