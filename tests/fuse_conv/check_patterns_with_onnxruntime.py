@@ -120,6 +120,22 @@ def cases():
          init("k", [20]), numpy_helper.from_array(np.array(0.5, np.float32), "half")]), {
         "Transpose": 1, "Reshape": 1, "Identity": 0, "Mul": 0}
 
+    # ShuffleNet's unit: x[:, :4] and x[:, 4:] (one Split), the channel shuffle of the Concat
+    # (Concat on the next axis + one Reshape).
+    yield "channel_shuffle_split", model("channel_shuffle_split", [
+        N("Slice", ["x", "z", "four", "one"], ["a"]),
+        N("Slice", ["x", "four", "big", "one"], ["b"]),
+        N("Relu", ["b"], ["rb"]),
+        N("Concat", ["a", "rb"], ["c"], axis=1),
+        N("Reshape", ["c", "s5"], ["r"]),
+        N("Transpose", ["r"], ["t"], perm=[0, 2, 1, 3, 4]),
+        N("Reshape", ["t", "s4"], ["o"]),
+    ], [("x", [2, 8, 3, 5])], ["o"],
+        [numpy_helper.from_array(np.array(v, np.int64), n) for n, v in [
+            ("z", [0]), ("four", [4]), ("one", [1]), ("big", [2**63 - 1]),
+            ("s5", [2, 2, 4, 3, 5]), ("s4", [2, 8, 3, 5])]]), {
+        "Slice": 0, "Split": 1, "Transpose": 0, "Reshape": 1, "Concat": 1}
+
 
 def run(path, feeds):
     opts = ort.SessionOptions()
