@@ -59,7 +59,7 @@ Result<MemoryPlan> plan_at_batch(const ir::Model& model, int64_t batch,
 
 // plan_at_batch as a max_batch callback. The model is copied once, when the callback is made, and
 // every call rebinds that copy: a search of thirty batches does not copy the weights thirty times.
-PlanAtBatch batch_planner(const ir::Model& model, PlanOptions options = {},
+PlanAtBatch batch_planner(const ir::Model& model, const PlanOptions& options = {},
                           bool override_static = false);
 
 }  // namespace xopt::planner

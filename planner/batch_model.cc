@@ -48,7 +48,8 @@ Result<MemoryPlan> plan_at_batch(const ir::Model& model, int64_t batch, const Pl
   return plan_copy_at(copy, batch, options, override_static);
 }
 
-PlanAtBatch batch_planner(const ir::Model& model, PlanOptions options, bool override_static) {
+PlanAtBatch batch_planner(const ir::Model& model, const PlanOptions& options,
+                          bool override_static) {
   auto copy = std::make_shared<Result<ir::Model>>(copy_model(model));
   return [copy, options, override_static](int64_t batch) -> Result<MemoryPlan> {
     if (!copy->is_ok()) return copy->status();
