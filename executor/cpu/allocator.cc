@@ -10,12 +10,14 @@
 namespace xopt::exec {
 
 Result<ir::Tensor> SimpleAllocator::allocate(const ir::Value& value, ir::DType dtype,
-                                             const std::vector<int64_t>& dims) {
+                                             const std::vector<int64_t>& dims, bool zero) {
   for (int64_t d : dims)
     if (d < 0)
       return invalid_model("value '" + value.name() + "': negative dimension in " +
                            dims_to_string(dims));
-  return ir::Tensor(dtype, dims);
+  if (zero || dtype == ir::DType::kString) return ir::Tensor(dtype, dims);
+  const size_t nbytes = static_cast<size_t>(ir::numel(dims)) * ir::dtype_size(dtype);
+  return ir::Tensor(dtype, dims, std::make_shared<UninitStorage>(nbytes));
 }
 
 AlignedStorage::AlignedStorage(size_t size, size_t alignment) : size_(size) {
@@ -86,10 +88,10 @@ bool ArenaAllocator::may_be_unplanned(const ir::Value& value, bool io_in_arena) 
 }
 
 Result<ir::Tensor> ArenaAllocator::allocate(const ir::Value& value, ir::DType dtype,
-                                            const std::vector<int64_t>& dims) {
+                                            const std::vector<int64_t>& dims, bool zero) {
   if (find(value.name()) == nullptr && may_be_unplanned(value, plan_.io_in_arena))
-    return SimpleAllocator().allocate(value, dtype, dims);
-  return slot(value, dtype, dims, /*zero=*/true);
+    return SimpleAllocator().allocate(value, dtype, dims, zero);
+  return slot(value, dtype, dims, zero);
 }
 
 Result<ir::Tensor> ArenaAllocator::place(const ir::Value& value, const ir::Tensor& src) {

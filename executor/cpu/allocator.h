@@ -1,6 +1,7 @@
 // Where kernel outputs live during a CPU run.
 //
-// SimpleAllocator: every value gets its own zero-filled heap buffer, freed when the session drops
+// SimpleAllocator: every value gets its own heap buffer (zero-filled unless the kernel asked for
+// output_uninit), freed when the session drops
 // the last Tensor using it (after the value's last use); forwarded outputs (KernelContext::forward)
 // share their input's buffer instead.
 //
@@ -26,9 +27,23 @@ namespace xopt::exec {
 class SimpleAllocator final : public OutputAllocator {
  public:
   Result<ir::Tensor> allocate(const ir::Value& value, ir::DType dtype,
-                              const std::vector<int64_t>& dims) override;
+                              const std::vector<int64_t>& dims, bool zero) override;
   // Values own nothing but their bytes' reference: an output may share an input's storage.
   bool can_forward() const override { return true; }
+};
+
+// Owned heap bytes left uninitialised (outputs their kernel writes in full).
+class UninitStorage final : public ir::Storage {
+ public:
+  explicit UninitStorage(size_t size)
+      : data_(std::make_unique_for_overwrite<std::byte[]>(size)), size_(size) {}
+  const std::byte* data() const override { return data_.get(); }
+  std::byte* mutable_data() override { return data_.get(); }
+  size_t size() const override { return size_; }
+
+ private:
+  std::unique_ptr<std::byte[]> data_;
+  size_t size_;
 };
 
 // Owned bytes aligned to `alignment` (at least 64).
@@ -71,7 +86,7 @@ class ArenaAllocator final : public OutputAllocator {
   // (stored out of line) get their own tensor, and so do unplanned values that may be (see below);
   // any other unplanned value is an error.
   Result<ir::Tensor> allocate(const ir::Value& value, ir::DType dtype,
-                              const std::vector<int64_t>& dims) override;
+                              const std::vector<int64_t>& dims, bool zero) override;
 
   // Values that need no place in a plan: outputs nobody reads, and graph outputs when the plan
   // keeps graph inputs and outputs outside the arena.

@@ -6,6 +6,16 @@ namespace xopt::exec {
 
 Result<ir::Tensor*> KernelContext::output(size_t i, ir::DType dtype,
                                           const std::vector<int64_t>& dims) {
+  return make_output(i, dtype, dims, /*zero=*/true);
+}
+
+Result<ir::Tensor*> KernelContext::output_uninit(size_t i, ir::DType dtype,
+                                                 const std::vector<int64_t>& dims) {
+  return make_output(i, dtype, dims, /*zero=*/false);
+}
+
+Result<ir::Tensor*> KernelContext::make_output(size_t i, ir::DType dtype,
+                                               const std::vector<int64_t>& dims, bool zero) {
   if (i >= outputs_->size()) {  // an output the node omits entirely: scratch, then dropped
     scratch_.emplace_back(dtype, dims);
     return &scratch_.back();
@@ -14,7 +24,7 @@ Result<ir::Tensor*> KernelContext::output(size_t i, ir::DType dtype,
   if (v == nullptr || allocator_ == nullptr) {
     (*outputs_)[i] = ir::Tensor(dtype, dims);
   } else {
-    auto t = allocator_->allocate(*v, dtype, dims);
+    auto t = allocator_->allocate(*v, dtype, dims, zero);
     if (!t.is_ok()) return t.status().with_context(node_.describe() + ": ");
     (*outputs_)[i] = std::move(t).value();
   }

@@ -43,8 +43,9 @@ namespace xopt::exec {
 class OutputAllocator {
  public:
   virtual ~OutputAllocator() = default;
+  // zero: the bytes must be zero; otherwise they are unspecified (the kernel writes them all).
   virtual Result<ir::Tensor> allocate(const ir::Value& value, ir::DType dtype,
-                                      const std::vector<int64_t>& dims) = 0;
+                                      const std::vector<int64_t>& dims, bool zero) = 0;
   // Whether an output may simply be another tensor (sharing its bytes) instead of an allocation.
   virtual bool can_forward() const { return false; }
 };
@@ -70,6 +71,9 @@ class KernelContext {
   // Allocates output i. For an omitted optional output it returns a scratch tensor the kernel may
   // write and that is then dropped.
   Result<ir::Tensor*> output(size_t i, ir::DType dtype, const std::vector<int64_t>& dims);
+  // Like output(), but the bytes are unspecified (not zero-filled): for kernels that write every
+  // element of the output.
+  Result<ir::Tensor*> output_uninit(size_t i, ir::DType dtype, const std::vector<int64_t>& dims);
   // Makes output i hold the contents of `t`: `t` itself (sharing its bytes) when the allocator
   // allows it, else a copy into output(i, t.dtype(), t.dims()) (a memmove, skipped when the slot
   // already is t's bytes).
@@ -80,6 +84,9 @@ class KernelContext {
   Status unsupported(const std::string& message) const;
 
  private:
+  Result<ir::Tensor*> make_output(size_t i, ir::DType dtype, const std::vector<int64_t>& dims,
+                                  bool zero);
+
   const ir::Node& node_;
   std::vector<const ir::Tensor*> inputs_;
   std::vector<ir::Tensor>* outputs_;

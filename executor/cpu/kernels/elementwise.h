@@ -147,7 +147,7 @@ inline void binary_run(const TA* __restrict a, int64_t sa, const TB* __restrict 
 // threads; f must not keep state between calls.
 template <typename TI, typename TO, typename F>
 Status map_unary(KernelContext& ctx, const ir::Tensor& x, ir::DType out, F&& f) {
-  XOPT_ASSIGN_OR_RETURN(ir::Tensor * y, ctx.output(0, out, x.dims()));
+  XOPT_ASSIGN_OR_RETURN(ir::Tensor * y, ctx.output_uninit(0, out, x.dims()));
   const TI* px = x.data<TI>();
   TO* py = y->mutable_data<TO>();
   const bool in_place = static_cast<const void*>(px) == static_cast<const void*>(py);
@@ -168,7 +168,7 @@ Status map_binary(KernelContext& ctx, const ir::Tensor& a, const ir::Tensor& b, 
                   F&& f) {
   auto dims = broadcast_shapes({a.dims(), b.dims()});
   if (!dims.is_ok()) return ctx.error(dims.status().message());
-  XOPT_ASSIGN_OR_RETURN(ir::Tensor * y, ctx.output(0, out, *dims));
+  XOPT_ASSIGN_OR_RETURN(ir::Tensor * y, ctx.output_uninit(0, out, *dims));
   const TA* pa = a.data<TA>();
   const TB* pb = b.data<TB>();
   TO* py = y->mutable_data<TO>();

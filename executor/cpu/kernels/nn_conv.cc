@@ -342,7 +342,7 @@ Status run_conv(KernelContext& ctx, const Activation& act, const ir::Tensor* z) 
   std::vector<int64_t> y_dims = {n_batch, m_out};
   y_dims.insert(y_dims.end(), w.out.begin(), w.out.end());
   if (z != nullptr && z->dims() != y_dims) return ctx.error("Z must have the output's shape");
-  XOPT_ASSIGN_OR_RETURN(ir::Tensor * y, ctx.output(0, dt, y_dims));
+  XOPT_ASSIGN_OR_RETURN(ir::Tensor * y, ctx.output_uninit(0, dt, y_dims));
   if (y->numel() == 0) return Status::ok();
   return with_compute_type(ctx, dt, [&](auto tag) -> Status {
     using C = typename decltype(tag)::type;

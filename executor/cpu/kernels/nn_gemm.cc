@@ -5,6 +5,7 @@
 
 #include "executor/cpu/broadcast.h"
 #include "executor/cpu/gemm.h"
+#include "executor/cpu/parallel.h"
 
 namespace xopt::exec::nn {
 namespace {
@@ -98,7 +99,7 @@ Status run_matmul(KernelContext& ctx, const MatMulOptions& opt) {
   std::vector<int64_t> y_dims = *batch;
   if (a.rank() > 1) y_dims.push_back(m);
   if (b.rank() > 1) y_dims.push_back(n);
-  XOPT_ASSIGN_OR_RETURN(ir::Tensor * y, ctx.output(0, a.dtype(), y_dims));
+  XOPT_ASSIGN_OR_RETURN(ir::Tensor * y, ctx.output_uninit(0, a.dtype(), y_dims));
   if (y->numel() == 0) return Status::ok();
   // Batch strides of each operand along the broadcast batch dims (0 where broadcast).
   const size_t br = batch->size();
@@ -133,19 +134,20 @@ Status run_matmul(KernelContext& ctx, const MatMulOptions& opt) {
       gemm<T>(false, tb, nbatch * m, n, k, opt.alpha, ad, k, bd, ldb, 0.0, yd, n);
       return Status::ok();
     }
-    std::vector<int64_t> idx(br, 0);
-    int64_t offa = 0, offb = 0;
-    for (int64_t i = 0; i < nbatch; ++i) {
-      gemm<T>(ta, tb, m, n, k, opt.alpha, ad + offa, lda, bd + offb, ldb, 0.0, yd + i * m * n, n);
-      for (size_t d = br; d-- > 0;) {
-        offa += sa[d];
-        offb += sb[d];
-        if (++idx[d] < (*batch)[d]) break;
-        offa -= sa[d] * (*batch)[d];
-        offb -= sb[d] * (*batch)[d];
-        idx[d] = 0;
+    // Batches are independent products: split them across the intra-op threads (a gemm inside a
+    // chunk then runs on that chunk's thread).
+    parallel_for(nbatch, 1, [&](int64_t lo, int64_t hi) {
+      for (int64_t i = lo; i < hi; ++i) {
+        int64_t offa = 0, offb = 0;
+        for (size_t d = br, rest = static_cast<size_t>(i); d-- > 0;) {
+          const auto bd_d = static_cast<size_t>((*batch)[d]);
+          offa += static_cast<int64_t>(rest % bd_d) * sa[d];
+          offb += static_cast<int64_t>(rest % bd_d) * sb[d];
+          rest /= bd_d;
+        }
+        gemm<T>(ta, tb, m, n, k, opt.alpha, ad + offa, lda, bd + offb, ldb, 0.0, yd + i * m * n, n);
       }
-    }
+    });
     return Status::ok();
   });
 }
@@ -172,7 +174,7 @@ Status run_gemm(KernelContext& ctx, const Activation& act) {
   if (c != nullptr)
     XOPT_RETURN_IF_ERROR(
         broadcast_to_check(c->dims(), {m, n}).with_context(node.describe() + ": C: "));
-  XOPT_ASSIGN_OR_RETURN(ir::Tensor * y, ctx.output(0, a.dtype(), {m, n}));
+  XOPT_ASSIGN_OR_RETURN(ir::Tensor * y, ctx.output_uninit(0, a.dtype(), {m, n}));
   if (act.kind != Activation::kIdentity && !ir::is_float(a.dtype()))
     return ctx.unsupported("activation on a non-float Gemm");
   return dispatch_numeric(a.dtype(), [&](auto tag) -> Status {

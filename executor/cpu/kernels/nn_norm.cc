@@ -75,7 +75,7 @@ Status batch_norm(KernelContext& ctx) {
       if (ctx.wants_output(i))
         return ctx.error("output " + std::to_string(i) + " exists only in training mode");
     // y = x * a + c per channel, in the compute type.
-    XOPT_ASSIGN_OR_RETURN(ir::Tensor * yt, ctx.output(0, x.dtype(), x.dims()));
+    XOPT_ASSIGN_OR_RETURN(ir::Tensor * yt, ctx.output_uninit(0, x.dtype(), x.dims()));
     return dispatch_float(x.dtype(), [&](auto tag) -> Status {
       using T = typename decltype(tag)::type;
       using C = compute_t<T>;
@@ -226,7 +226,7 @@ Status layer_norm(KernelContext& ctx) {
   std::vector<double> mean(rows), inv(rows);
   const std::vector<double> sv = to_doubles(scale);
   const std::vector<double> bv = bias != nullptr ? to_doubles(*bias) : std::vector<double>{0.0};
-  XOPT_ASSIGN_OR_RETURN(ir::Tensor * yt, ctx.output(0, x.dtype(), x.dims()));
+  XOPT_ASSIGN_OR_RETURN(ir::Tensor * yt, ctx.output_uninit(0, x.dtype(), x.dims()));
   const auto a = static_cast<size_t>(axis);
   if (is_row_shaped(scale.dims(), x.dims(), a) &&
       (bias == nullptr || is_row_shaped(bias->dims(), x.dims(), a))) {

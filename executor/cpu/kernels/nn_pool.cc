@@ -223,7 +223,7 @@ Status run_pool(KernelContext& ctx, PoolKind kind) {
   pp.col_major = node.attr_int("storage_order", 0) != 0;
   std::vector<int64_t> y_dims = {x.dims()[0], x.dims()[1]};
   y_dims.insert(y_dims.end(), w.out.begin(), w.out.end());
-  XOPT_ASSIGN_OR_RETURN(ir::Tensor * y, ctx.output(0, x.dtype(), y_dims));
+  XOPT_ASSIGN_OR_RETURN(ir::Tensor * y, ctx.output_uninit(0, x.dtype(), y_dims));
   int64_t* indices = nullptr;
   if (kind == PoolKind::kMax && ctx.wants_output(1)) {
     XOPT_ASSIGN_OR_RETURN(ir::Tensor * ind, ctx.output(1, ir::DType::kInt64, y_dims));

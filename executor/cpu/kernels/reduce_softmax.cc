@@ -72,7 +72,7 @@ Status softmax_impl(KernelContext& ctx, bool log) {
     n = x->dims()[a];
     inner = product(x->dims(), a + 1, x->rank());
   }
-  XOPT_ASSIGN_OR_RETURN(ir::Tensor * y, ctx.output(0, x->dtype(), x->dims()));
+  XOPT_ASSIGN_OR_RETURN(ir::Tensor * y, ctx.output_uninit(0, x->dtype(), x->dims()));
   if (x->numel() == 0) return Status::ok();
   return dispatch_float(x->dtype(), [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;

@@ -8,6 +8,9 @@
 #include <cstring>
 #include <string>
 #include <vector>
+#if defined(__SSE2__)
+#include <xmmintrin.h>
+#endif
 
 #include "common/status.h"
 #include "executor/cpu/dispatch.h"
@@ -135,6 +138,33 @@ inline Result<const ir::Tensor*> required_input(const KernelContext& ctx, size_t
   return t;
 }
 
+// dst[i * ld_dst + j] = src[j * ld_src + i] for i, j < N: a square tile of a transpose. 4-byte
+// elements move as 4x4 SSE blocks (x86-64 always has SSE2); others one at a time.
+template <typename U, int64_t N>
+inline void transpose_tile(const U* src, int64_t ld_src, U* dst, int64_t ld_dst) {
+#if defined(__SSE2__)
+  if constexpr (sizeof(U) == 4 && N % 4 == 0) {
+    for (int64_t j = 0; j < N; j += 4)
+      for (int64_t i = 0; i < N; i += 4) {
+        const U* s = src + j * ld_src + i;
+        __m128 r0 = _mm_loadu_ps(reinterpret_cast<const float*>(s));
+        __m128 r1 = _mm_loadu_ps(reinterpret_cast<const float*>(s + ld_src));
+        __m128 r2 = _mm_loadu_ps(reinterpret_cast<const float*>(s + 2 * ld_src));
+        __m128 r3 = _mm_loadu_ps(reinterpret_cast<const float*>(s + 3 * ld_src));
+        _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+        U* t = dst + i * ld_dst + j;
+        _mm_storeu_ps(reinterpret_cast<float*>(t), r0);
+        _mm_storeu_ps(reinterpret_cast<float*>(t + ld_dst), r1);
+        _mm_storeu_ps(reinterpret_cast<float*>(t + 2 * ld_dst), r2);
+        _mm_storeu_ps(reinterpret_cast<float*>(t + 3 * ld_dst), r3);
+      }
+    return;
+  }
+#endif
+  for (int64_t i = 0; i < N; ++i)
+    for (int64_t j = 0; j < N; ++j) dst[i * ld_dst + j] = src[j * ld_src + i];
+}
+
 // dst[i] = src[offset(i)] for every i of an output of dims `dims` (row-major), where offset(i) is
 // the dot product of i's multi-index with `src_strides`. Size-1 dims are dropped and dims that are
 // contiguous in the source merged, so a copy that is contiguous underneath runs as block copies.
@@ -177,6 +207,11 @@ void strided_copy(const U* src, U* dst, const std::vector<int64_t>& dims,
       for (int64_t i0 = 0; i0 < d[c]; i0 += kTile)
         for (int64_t j0 = 0; j0 < inner; j0 += kTile) {
           const int64_t i1 = std::min(i0 + kTile, d[c]), j1 = std::min(j0 + kTile, inner);
+          if (i1 - i0 == kTile && j1 - j0 == kTile) {
+            transpose_tile<U, kTile>(src + sbase + i0 + j0 * inner_st, inner_st,
+                                     dst + dbase + i0 * dst_st[c] + j0, dst_st[c]);
+            continue;
+          }
           for (int64_t i = i0; i < i1; ++i) {
             const U* s = src + sbase + i;
             U* t = dst + dbase + i * dst_st[c];
@@ -242,7 +277,7 @@ inline Status emit_strided(KernelContext& ctx, const ir::Tensor& x,
                            const std::vector<int64_t>& out_dims,
                            const std::vector<int64_t>& src_strides,
                            const std::vector<int64_t>* view_dims = nullptr, size_t output = 0) {
-  XOPT_ASSIGN_OR_RETURN(ir::Tensor * y, ctx.output(output, x.dtype(), out_dims));
+  XOPT_ASSIGN_OR_RETURN(ir::Tensor * y, ctx.output_uninit(output, x.dtype(), out_dims));
   return dispatch_by_size(x.dtype(), [&](auto tag) -> Status {
     using U = typename decltype(tag)::type;
     parallel_strided_copy<U>(elems<U>(x), mutable_elems<U>(*y), view_dims ? *view_dims : out_dims,
