@@ -10,13 +10,17 @@ For each ../shared/models/NAME/model.onnx:
     agree (max abs / max rel diff), plus the diff of xopt's model against PyTorch's output_0.pb,
   * prints node counts: original, after xopt fold,fuse, after onnxruntime's extended optimization,
     and whether xopt's model passes onnx.checker.
-Then times `xopt --passes=fold,fuse` on bert_mini (best of --repeat runs; target < 1 s).
+Then the annotated models: `xopt --passes=fold,fuse,plan` writes the memory plan into
+metadata_props["xopt.memory_plan"]; each such model must pass onnx.checker and give onnxruntime the
+same outputs as the original (arena, lower bound and naive figures printed from the stored plan).
+Last, times `xopt --passes=fold,fuse` on bert_mini (best of --repeat runs; target < 1 s).
 
 Usage: python3 bench/ort_compare.py BUILD/tools/xopt/xopt [--models DIR] [--out DIR] [--repeat N]
 Figures only: the script asserts nothing except that the tools ran. Exit status 1 when an output
 disagrees beyond rtol 1e-4 (atol 1e-5).
 """
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -68,14 +72,60 @@ def diffs(a, b):
     return float(abs_diff.max()), rel, ok
 
 
-def run_xopt(xopt, model, out):
+def run_xopt(xopt, model, out, passes="fold,fuse"):
     t0 = time.perf_counter()
-    r = subprocess.run([xopt, model, "--passes=fold,fuse", "-o", out, "--quiet"],
+    r = subprocess.run([xopt, model, f"--passes={passes}", "-o", out, "--quiet"],
                        capture_output=True, text=True)
     secs = time.perf_counter() - t0
     if r.returncode != 0:
         raise RuntimeError(f"xopt failed on {model}: {r.stdout}{r.stderr}")
     return secs
+
+
+def checker_result(path):
+    try:
+        onnx.checker.check_model(path)
+        return "ok"
+    except Exception as e:  # noqa: BLE001 - report, do not stop
+        return f"FAILS: {str(e).splitlines()[0][:80]}"
+
+
+def stored_plan(model):
+    for p in model.metadata_props:
+        if p.key == "xopt.memory_plan":
+            return json.loads(p.value)
+    return None
+
+
+def annotated(xopt, models, names, out):
+    """fold,fuse,plan models: checker, onnxruntime outputs vs the original, the stored plan."""
+    print("\nannotated models (xopt --passes=fold,fuse,plan; plan in metadata_props):")
+    header = (f"{'model':20} {'checker':8} {'ort(orig) vs ort(annotated)':>28}  {'arena':>10} "
+              f"{'lower bnd':>10} {'naive given':>12} {'ratio':>6}  agree")
+    print(header)
+    print("-" * len(header))
+    failures = 0
+    for name in names:
+        src = os.path.join(models, name, "model.onnx")
+        path = os.path.join(out, f"{name}.plan.onnx")
+        run_xopt(xopt, src, path, "fold,fuse,plan")
+        checker = checker_result(path)
+        plan = stored_plan(onnx.load(path, load_external_data=False))
+        original = onnx.load(src, load_external_data=False)
+        x = read_tensor(os.path.join(models, name, "test_data_set_0", "input_0.pb"))
+        in_name = [i.name for i in original.graph.input
+                   if i.name not in {t.name for t in original.graph.initializer}][0]
+        mabs, mrel, ok = diffs(run_ort(path, {in_name: x})[0], run_ort(src, {in_name: x})[0])
+        good = ok and checker == "ok" and plan is not None
+        failures += not good
+        arena = plan["arena_bytes"] if plan else 0
+        lower = plan["lower_bound"] if plan else 0
+        given = plan.get("input_naive_bytes", 0) if plan else 0
+        print(f"{name:20} {checker[:8]:8} abs {mabs:8.2e} rel {mrel:8.2e}  {arena:10d} "
+              f"{lower:10d} {given:12d} {arena / max(lower, 1):6.3f}  {'yes' if good else 'NO'}")
+        if checker != "ok":
+            print(f"  {checker}")
+    return failures
 
 
 def fused_ops(model):
@@ -120,12 +170,8 @@ def main():
         got = run_ort(ours, {in_name: x})[0]
         mabs, mrel, ok = diffs(got, ref)
         tabs, trel, tok = diffs(got, torch_out)
-        try:
-            onnx.checker.check_model(ours)
-            checker = "ok"
-        except Exception as e:  # noqa: BLE001 - report, do not stop
-            checker = f"FAILS: {str(e).splitlines()[0][:80]}"
-            failures += 1
+        checker = checker_result(ours)
+        failures += checker != "ok"
         failures += not (ok and tok)
         print(f"{name:20} {len(original.graph.node):6d} {len(optimized.graph.node):6d} "
               f"{len(ort_model.graph.node):7d} {secs:7.3f}  abs {mabs:8.2e} rel {mrel:8.2e}  "
@@ -134,6 +180,7 @@ def main():
                        f"  {'':20} ort:  {fused_ops(ort_model)}")
     print("\nfused ops (xopt fold,fuse vs onnxruntime ORT_ENABLE_EXTENDED):")
     print("\n".join(details))
+    failures += annotated(args.xopt, args.models, names, out)
 
     bert = os.path.join(args.models, "bert_mini", "model.onnx")
     if os.path.isfile(bert):
