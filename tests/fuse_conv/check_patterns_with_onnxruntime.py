@@ -76,6 +76,26 @@ def cases():
          init("w6", [3, 4, 1, 1]), init("w7", [3, 4, 1, 1])]), {
         "com.microsoft.FusedConv": 6, "BatchNormalization": 0}
 
+    # Residual Adds: alone (FusedConv with Z and no activation, which onnxruntime reads as
+    # identity), after a BN, with a constant Z, before a Relu (one FusedConv with it); an Add that
+    # broadcasts stays.
+    yield "conv_residual", model("conv_residual", [
+        N("Conv", ["x", "w1"], ["c1"], pads=[1, 1, 1, 1]),
+        bn("n1", "c1", "y1"),
+        N("Add", ["y1", "x"], ["out1"]),
+        N("Conv", ["out1", "w2", "b2"], ["c2"]),
+        N("Add", ["x", "c2"], ["a2"]),
+        N("Relu", ["a2"], ["out2"]),
+        N("Conv", ["x", "w3"], ["c3"], group=2, strides=[2, 2], pads=[1, 1, 1, 1]),
+        N("Add", ["c3", "z3"], ["out3"]),
+        N("Conv", ["x", "w4"], ["c4"]),
+        N("Add", ["c4", "s"], ["out4"]),
+    ], [("x", [2, 4, 6, 6]), ("s", [1, 4, 1, 1])], ["out1", "out2", "out3", "out4"],
+        [init("w1", [4, 4, 3, 3])] + bn_inits("n1", 4) +
+        [init("w2", [4, 4, 1, 1]), init("b2", [4]), init("w3", [4, 2, 3, 3]), init("z3", [2, 4, 3, 3]),
+         init("w4", [4, 4, 1, 1])]), {
+        "com.microsoft.FusedConv": 3, "Conv": 1, "Add": 1, "Relu": 0, "BatchNormalization": 0}
+
     acts = [("Relu", {}), ("Tanh", {}), ("Sigmoid", {}), ("LeakyRelu", {"alpha": 0.3}),
             ("HardSigmoid", {"alpha": 0.3, "beta": 0.4}), ("Elu", {"alpha": 0.7}), ("Selu", {}),
             ("ThresholdedRelu", {"alpha": 0.1}), ("Softplus", {}), ("Softsign", {})]

@@ -14,6 +14,7 @@
 #include "onnx/checker.h"
 #include "passes/pass_manager.h"
 #include "tests/fold/equivalence.h"
+#include "tests/fold/golden.h"
 #include "tests/util/test_util.h"
 
 namespace xopt {
@@ -33,8 +34,26 @@ int count(const std::map<std::string, int>& c, const std::string& op) {
   return it == c.end() ? 0 : it->second;
 }
 
+// Adds reading a Conv result: residuals left unfused.
+int adds_after_conv(const ir::Graph& g) {
+  int n = 0;
+  for (const ir::Node* add : g.nodes()) {
+    if (add->op_type() != "Add" || !add->domain().empty()) continue;
+    for (const ir::Value* v : add->inputs()) {
+      const ir::Node* p = v == nullptr ? nullptr : v->producer();
+      if (p != nullptr && p->op_type() == "Conv" && p->domain().empty()) {
+        ++n;
+        break;
+      }
+    }
+  }
+  return n;
+}
+
 struct Optimized {
   std::map<std::string, int> before, after;
+  int adds_after_conv = -1;
+  passes::PipelineStats stats;
 };
 
 // Runs fold,fuse on the model, checks the outputs against the original's and returns the op counts.
@@ -64,6 +83,8 @@ Optimized optimize_and_compare(const std::string& name) {
   if (!s.is_ok()) return r;
   r.before = op_counts(*original->graph);
   r.after = op_counts(*model->graph);
+  r.adds_after_conv = adds_after_conv(*model->graph);
+  r.stats = stats;
 
   std::printf("%s: fold,fuse %zu -> %zu nodes, %zu -> %zu initializers, %.3f s (verify each)\n",
               name.c_str(), original->graph->num_nodes(), model->graph->num_nodes(),
@@ -103,6 +124,10 @@ TEST(FuseConvModels, Resnet18) {
   EXPECT_EQ(count(r.after, "Identity"), 0);
   EXPECT_EQ(count(r.after, "Conv"), 3);  // the downsample convs are the residual's other side
   EXPECT_EQ(count(r.after, "com.microsoft.FusedConv"), 17);
+  // Every residual Add is followed by a Relu and goes in with it.
+  EXPECT_EQ(count(r.after, "Add"), 0);
+  EXPECT_EQ(test::counter(r.stats, "fuse-conv-activation", "Relu+residual"), 8);
+  EXPECT_EQ(test::counter(r.stats, "fuse-conv-activation", "residual"), 0);
 }
 
 TEST(FuseConvModels, MobilenetV2) {
@@ -111,7 +136,12 @@ TEST(FuseConvModels, MobilenetV2) {
   EXPECT_EQ(count(r.after, "BatchNormalization"), 0);
   EXPECT_EQ(count(r.after, "Clip"), 0);
   EXPECT_EQ(count(r.after, "Constant"), 0);
-  EXPECT_EQ(count(r.after, "com.microsoft.FusedConv"), count(r.before, "Clip"));
+  // The ten linear bottlenecks' Conv + residual Add become FusedConv with Z and no activation.
+  EXPECT_EQ(count(r.after, "Add"), 0);
+  EXPECT_EQ(r.adds_after_conv, 0);
+  EXPECT_EQ(test::counter(r.stats, "fuse-conv-activation", "residual"), count(r.before, "Add"));
+  EXPECT_EQ(count(r.after, "com.microsoft.FusedConv"),
+            count(r.before, "Clip") + count(r.before, "Add"));
 }
 
 TEST(FuseConvModels, Squeezenet) {

@@ -152,6 +152,13 @@ def main():
     case("mha_present_kv", "MultiHeadAttention", [("q", q), ("k", k), ("v", v), ("bias", randn(3 * D))],
          n_outputs=3, num_heads=N)
 
+    # FusedConv without an activation attribute (identity, what a residual Add alone fuses to),
+    # with Z; appended last so the cases above keep their random values.
+    case("fused_conv_identity_z", "FusedConv",
+         [("X", x), ("W", randn(4, 4, 3, 3)), ("B", randn(4)), ("Z", randn(1, 4, 6, 6))], pads=[1, 1, 1, 1])
+    case("fused_conv_identity_z_nobias_group", "FusedConv",
+         [("X", x), ("W", randn(4, 2, 1, 1)), ("B", None), ("Z", randn(1, 4, 3, 3))], group=2, strides=[2, 2])
+
 
 if __name__ == "__main__":
     main()
