@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <memory>
 #include <mutex>
@@ -28,17 +29,37 @@ inline void cpu_relax() {
 
 // One parallel_for: tasks 0..n-1 handed out through `next`. Workers hold a shared_ptr, so a worker
 // that wakes late finds the job exhausted instead of a dangling one.
+//
+// Sleepers wait on condition variables whose predicates are checked under the same mutex the
+// waker holds, so no wake-up is lost (the pool's exit hung once a worker missed the stop).
 struct Job {
   const std::function<void(int64_t)>* task = nullptr;
   int64_t n = 0;
   std::atomic<int64_t> next{0};
   std::atomic<int64_t> done{0};
+  std::mutex mu;
+  std::condition_variable finished;
 
   // Runs tasks until none is left.
   void work() {
     for (int64_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < n;) {
       (*task)(i);
-      if (done.fetch_add(1, std::memory_order_acq_rel) + 1 == n) done.notify_all();
+      if (done.fetch_add(1, std::memory_order_acq_rel) + 1 == n) {
+        std::lock_guard<std::mutex> lock(mu);  // the waiter checks `done` under it: no lost wake-up
+        finished.notify_all();
+      }
+    }
+  }
+
+  void wait() {
+    const auto spin_end = std::chrono::steady_clock::now() + kSpin;
+    for (int i = 0; done.load(std::memory_order_acquire) < n; ++i) {
+      if ((i & 63) == 63 && std::chrono::steady_clock::now() > spin_end) {
+        std::unique_lock<std::mutex> lock(mu);
+        finished.wait(lock, [&] { return done.load(std::memory_order_acquire) >= n; });
+        return;
+      }
+      cpu_relax();
     }
   }
 };
@@ -53,10 +74,10 @@ class Pool {
   ~Pool() {
     {
       std::lock_guard<std::mutex> lock(job_mu_);
-      stop_ = true;
+      stop_.store(true, std::memory_order_release);
+      generation_.fetch_add(1, std::memory_order_release);
     }
-    generation_.fetch_add(1, std::memory_order_release);
-    generation_.notify_all();
+    wake_.notify_all();
     for (std::thread& t : workers_) t.join();
   }
 
@@ -73,21 +94,13 @@ class Pool {
       std::lock_guard<std::mutex> lock(job_mu_);
       job_ = job;
       wanted_ = threads - 1;
+      generation_.fetch_add(1, std::memory_order_release);
     }
-    generation_.fetch_add(1, std::memory_order_release);
-    generation_.notify_all();
+    wake_.notify_all();
     tl_in_pool = true;
     job->work();
     tl_in_pool = false;
-    const auto spin_end = std::chrono::steady_clock::now() + kSpin;
-    for (int i = 0;; ++i) {
-      const int64_t d = job->done.load(std::memory_order_acquire);
-      if (d >= n) break;
-      if ((i & 63) == 63 && std::chrono::steady_clock::now() > spin_end)
-        job->done.wait(d, std::memory_order_acquire);
-      else
-        cpu_relax();
-    }
+    job->wait();
     std::lock_guard<std::mutex> lock(job_mu_);
     job_.reset();
     return true;
@@ -107,9 +120,18 @@ class Pool {
     for (;;) {
       const auto spin_end = std::chrono::steady_clock::now() + kSpin;
       uint32_t g;
-      for (int i = 0; (g = generation_.load(std::memory_order_acquire)) == seen; ++i) {
+      // A worker that starts late can first read the generation the stop already bumped: it must
+      // look at stop_ too, or it would wait for a generation that never comes.
+      for (int i = 0; (g = generation_.load(std::memory_order_acquire)) == seen &&
+                      !stop_.load(std::memory_order_acquire);
+           ++i) {
         if ((i & 63) == 63 && std::chrono::steady_clock::now() > spin_end) {
-          generation_.wait(seen, std::memory_order_acquire);
+          // generation_ and stop_ change only under job_mu_: checked under it, no wake-up is lost.
+          std::unique_lock<std::mutex> lock(job_mu_);
+          wake_.wait(lock, [&] {
+            return stop_.load(std::memory_order_acquire) ||
+                   generation_.load(std::memory_order_acquire) != seen;
+          });
         } else {
           cpu_relax();
         }
@@ -118,7 +140,7 @@ class Pool {
       std::shared_ptr<Job> job;
       {
         std::lock_guard<std::mutex> lock(job_mu_);
-        if (stop_) return;
+        if (stop_.load(std::memory_order_acquire)) return;
         if (id < wanted_) job = job_;
       }
       if (job) job->work();
@@ -129,8 +151,9 @@ class Pool {
   std::mutex job_mu_;     // guards job_, wanted_, stop_
   std::shared_ptr<Job> job_;
   int wanted_ = 0;  // workers 0..wanted_-1 take part in the current job
-  bool stop_ = false;
-  std::atomic<uint32_t> generation_{0};
+  std::atomic<bool> stop_{false};
+  std::atomic<uint32_t> generation_{0};  // bumped (under job_mu_) for every job and for stop
+  std::condition_variable wake_;         // sleeping workers wait here for generation_ to move
   std::vector<std::thread> workers_;
 };
 
