@@ -14,6 +14,7 @@
 #include "executor/cpu/broadcast.h"
 #include "executor/cpu/gemm.h"
 #include "executor/cpu/kernels/nn_util.h"
+#include "executor/cpu/parallel.h"
 
 namespace xopt::exec::nn {
 namespace {
@@ -156,13 +157,15 @@ Status multi_head_attention(KernelContext& ctx) {
           mask_add[(bi * s + si) * l + li] = m;
         }
     const T* abd = attn_bias != nullptr ? attn_bias->data<T>() : nullptr;
-    std::vector<C> scores(static_cast<size_t>(s * l)), ctx_out(static_cast<size_t>(s * hv));
     T* yd = y->mutable_data<T>();
-    for (int64_t bi = 0; bi < b; ++bi)
-      for (int64_t ni = 0; ni < n; ++ni) {
-        const C* qp = qh.data() + (bi * n + ni) * s * h;
-        const C* kp = kh.data() + (bi * n + ni) * l * h;
-        const C* vp = vh.data() + (bi * n + ni) * l * hv;
+    // One (batch, head) pair per task: each writes its own slice of y, so the split is exact.
+    parallel_for(b * n, 1, [&](int64_t begin, int64_t end) {
+      std::vector<C> scores(static_cast<size_t>(s * l)), ctx_out(static_cast<size_t>(s * hv));
+      for (int64_t pair = begin; pair < end; ++pair) {
+        const int64_t bi = pair / n, ni = pair % n;
+        const C* qp = qh.data() + pair * s * h;
+        const C* kp = kh.data() + pair * l * h;
+        const C* vp = vh.data() + pair * l * hv;
         std::copy(mask_add.begin() + bi * s * l, mask_add.begin() + (bi + 1) * s * l,
                   scores.begin());
         gemm<C>(false, true, s, l, h, scale, qp, h, kp, h, 1.0, scores.data(), l);
@@ -184,6 +187,7 @@ Status multi_head_attention(KernelContext& ctx) {
             yd[(bi * s + si) * n * hv + ni * hv + hi] =
                 from_compute<T>(static_cast<compute_t<T>>(ctx_out[si * hv + hi]));
       }
+    });
     // present_key / present_value: K and V (with bias) split into heads.
     for (size_t i = 1; i <= 2 && i < ctx.num_outputs(); ++i) {
       if (!ctx.wants_output(i)) continue;
