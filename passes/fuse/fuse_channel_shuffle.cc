@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "passes/fuse/fuse_util.h"
+#include "passes/fuse/node_rewrite_pass.h"
 #include "passes/pass_registry.h"
 #include "passes/rewrite.h"
 
@@ -33,27 +34,15 @@ std::optional<size_t> adjacent_swap(const ir::Node& t) {
   return k;
 }
 
-class FuseChannelShuffle final : public Pass {
+class FuseChannelShuffle final : public fuse::NodeRewritePass {
  public:
   static constexpr std::string_view kName = "fuse-channel-shuffle";
   std::string_view name() const override { return kName; }
-  bool preserves_shapes() const override { return true; }
 
-  Result<bool> run(ir::Model& model, PassContext& ctx) override {
-    ir::Graph& g = *model.graph;
-    XOPT_RETURN_IF_ERROR(ctx.require_shapes(model));
-    bool changed = false;
-    std::unordered_set<const ir::Node*> removed;
-    for (ir::Node* n : g.node_list()) {
-      if (removed.count(n) || !is_onnx_op(*n, "Transpose") || !rewrite(g, n, removed)) continue;
-      ctx.count(kName);
-      changed = true;
-    }
-    return changed;
-  }
-
- private:
-  static bool rewrite(ir::Graph& g, ir::Node* t, std::unordered_set<const ir::Node*>& removed) {
+ protected:
+  bool rewrite(ir::Graph& g, ir::Node* t, std::unordered_set<const ir::Node*>& removed,
+               PassContext& /*ctx*/) override {
+    if (!is_onnx_op(*t, "Transpose")) return false;
     auto k = adjacent_swap(*t);
     if (!k) return false;
     ir::Node* reshape = t->input(0)->producer();

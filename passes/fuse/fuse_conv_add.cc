@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "passes/fuse/fuse_util.h"
+#include "passes/fuse/node_rewrite_pass.h"
 #include "passes/pass_registry.h"
 #include "passes/rewrite.h"
 
@@ -15,30 +16,20 @@ using fuse::float_values;
 using fuse::is_onnx_op;
 using fuse::sole_reader;
 
-class FuseConvAdd final : public Pass {
+class FuseConvAdd final : public fuse::NodeRewritePass {
  public:
   static constexpr std::string_view kName = "fuse-conv-add";
   std::string_view name() const override { return kName; }
-  bool preserves_shapes() const override { return true; }
 
-  Result<bool> run(ir::Model& model, PassContext& ctx) override {
-    ir::Graph& g = *model.graph;
-    XOPT_RETURN_IF_ERROR(ctx.require_shapes(model));
-    bool changed = false;
-    std::unordered_set<const ir::Node*> removed;
-    for (ir::Node* n : g.node_list()) {
-      if (removed.count(n)) continue;
-      const bool add = is_onnx_op(*n, "Add");
-      if (!add && !is_onnx_op(*n, "Sub")) continue;
-      if (n->num_inputs() != 2 || n->opset() < 7) continue;  // before 7: broadcast attributes
-      for (size_t i = 0; i < (add ? 2u : 1u); ++i) {
-        if (!fold(g, n, i, add ? 1.0 : -1.0, removed)) continue;
-        ctx.count(kName);
-        changed = true;
-        break;
-      }
-    }
-    return changed;
+ protected:
+  bool rewrite(ir::Graph& g, ir::Node* n, std::unordered_set<const ir::Node*>& removed,
+               PassContext& /*ctx*/) override {
+    const bool add = is_onnx_op(*n, "Add");
+    if (!add && !is_onnx_op(*n, "Sub")) return false;
+    if (n->num_inputs() != 2 || n->opset() < 7) return false;  // before 7: broadcast attributes
+    for (size_t i = 0; i < (add ? 2u : 1u); ++i)
+      if (fold(g, n, i, add ? 1.0 : -1.0, removed)) return true;
+    return false;
   }
 
  private:

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "passes/fuse/fuse_util.h"
+#include "passes/fuse/node_rewrite_pass.h"
 #include "passes/pass_registry.h"
 #include "passes/rewrite.h"
 
@@ -76,34 +77,27 @@ std::string bias_name(const ir::Node& n, size_t input) {
   return (b != nullptr ? b->name() : n.output(0)->name() + "_bias") + "_fused";
 }
 
-class FuseConvBn final : public Pass {
+class FuseConvBn final : public fuse::NodeRewritePass {
  public:
   static constexpr std::string_view kName = "fuse-conv-bn";
   std::string_view name() const override { return kName; }
-  bool preserves_shapes() const override { return true; }
 
-  Result<bool> run(ir::Model& model, PassContext& ctx) override {
-    ir::Graph& g = *model.graph;
-    XOPT_RETURN_IF_ERROR(ctx.require_shapes(model));
-    bool changed = false;
-    std::unordered_set<const ir::Node*> removed;
-    for (ir::Node* bn : g.node_list()) {
-      if (removed.count(bn) || !is_onnx_op(*bn, "BatchNormalization")) continue;
-      auto affine = bn_affine(*bn);
-      if (!affine) continue;
-      const char* how = nullptr;
-      if (into_conv_before(g, bn, *affine, removed))
-        how = "into-conv";
-      else if (into_gemm_before(g, bn, *affine, removed))
-        how = "into-gemm";
-      else if (into_conv_after(g, bn, *affine, removed))
-        how = "into-following-conv";
-      if (how == nullptr) continue;
-      ctx.count(kName);
-      ctx.count(how);
-      changed = true;
-    }
-    return changed;
+ protected:
+  bool rewrite(ir::Graph& g, ir::Node* bn, std::unordered_set<const ir::Node*>& removed,
+               PassContext& ctx) override {
+    if (!is_onnx_op(*bn, "BatchNormalization")) return false;
+    auto affine = bn_affine(*bn);
+    if (!affine) return false;
+    const char* how = nullptr;
+    if (into_conv_before(g, bn, *affine, removed))
+      how = "into-conv";
+    else if (into_gemm_before(g, bn, *affine, removed))
+      how = "into-gemm";
+    else if (into_conv_after(g, bn, *affine, removed))
+      how = "into-following-conv";
+    if (how == nullptr) return false;
+    ctx.count(how);
+    return true;
   }
 
  private:

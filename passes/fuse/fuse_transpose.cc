@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "passes/fuse/fuse_util.h"
+#include "passes/fuse/node_rewrite_pass.h"
 #include "passes/pass_registry.h"
 #include "passes/rewrite.h"
 
@@ -46,33 +47,25 @@ onnx::AttributeProto int_attr(const std::string& name, int64_t v) {
   return a;
 }
 
-class FuseTranspose final : public Pass {
+class FuseTranspose final : public fuse::NodeRewritePass {
  public:
   static constexpr std::string_view kName = "fuse-transpose";
   std::string_view name() const override { return kName; }
-  bool preserves_shapes() const override { return true; }
 
-  Result<bool> run(ir::Model& model, PassContext& ctx) override {
-    ir::Graph& g = *model.graph;
-    XOPT_RETURN_IF_ERROR(ctx.require_shapes(model));
-    bool changed = false;
-    std::unordered_set<const ir::Node*> removed;
-    for (ir::Node* n : g.node_list()) {
-      if (removed.count(n)) continue;
-      const char* what = nullptr;
-      if (is_onnx_op(*n, "Gemm") || is_onnx_op(*n, "MatMul")) {
-        if (into_gemm(g, n, removed)) what = "into-gemm";
-      } else if (is_onnx_op(*n, "Transpose")) {
-        what = compose_transposes(g, n, removed);
-      } else if (is_onnx_op(*n, "Reshape")) {
-        if (collapse_reshapes(g, n, removed)) what = "reshapes";
-      }
-      if (what == nullptr) continue;
-      ctx.count(kName);
-      ctx.count(what);
-      changed = true;
+ protected:
+  bool rewrite(ir::Graph& g, ir::Node* n, std::unordered_set<const ir::Node*>& removed,
+               PassContext& ctx) override {
+    const char* what = nullptr;
+    if (is_onnx_op(*n, "Gemm") || is_onnx_op(*n, "MatMul")) {
+      if (into_gemm(g, n, removed)) what = "into-gemm";
+    } else if (is_onnx_op(*n, "Transpose")) {
+      what = compose_transposes(g, n, removed);
+    } else if (is_onnx_op(*n, "Reshape")) {
+      if (collapse_reshapes(g, n, removed)) what = "reshapes";
     }
-    return changed;
+    if (what == nullptr) return false;
+    ctx.count(what);
+    return true;
   }
 
  private:
