@@ -1,6 +1,6 @@
 // cse: identical nodes on identical inputs are merged.
-#include "tests/fold/equivalence.h"
-#include "tests/fold/golden.h"
+#include "tests/util/equivalence.h"
+#include "tests/util/pass_golden.h"
 
 namespace xopt {
 namespace {

@@ -1,5 +1,5 @@
 // dedup-constants: identical initializers are merged.
-#include "tests/fold/golden.h"
+#include "tests/util/pass_golden.h"
 
 namespace xopt {
 namespace {

@@ -1,6 +1,6 @@
 // fold-constants: nodes whose inputs are all constants become initializers.
-#include "tests/fold/equivalence.h"
-#include "tests/fold/golden.h"
+#include "tests/util/equivalence.h"
+#include "tests/util/pass_golden.h"
 
 namespace xopt {
 namespace {

@@ -1,7 +1,7 @@
 // fuse-channel-shuffle: Concat, Reshape splitting the axis, Transpose interleaving the parts
 // becomes a Concat on the next axis and a Reshape.
-#include "tests/fold/equivalence.h"
-#include "tests/fold/golden.h"
+#include "tests/util/equivalence.h"
+#include "tests/util/pass_golden.h"
 
 namespace xopt {
 namespace {

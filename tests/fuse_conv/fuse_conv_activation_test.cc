@@ -1,6 +1,6 @@
 // fuse-conv-activation: Conv (+ residual Add) + activation -> com.microsoft.FusedConv.
-#include "tests/fold/equivalence.h"
-#include "tests/fold/golden.h"
+#include "tests/util/equivalence.h"
+#include "tests/util/pass_golden.h"
 
 namespace xopt {
 namespace {

@@ -1,6 +1,6 @@
 // fuse-conv-add: a constant per-channel Add after Conv moves into the bias.
-#include "tests/fold/equivalence.h"
-#include "tests/fold/golden.h"
+#include "tests/util/equivalence.h"
+#include "tests/util/pass_golden.h"
 
 namespace xopt {
 namespace {

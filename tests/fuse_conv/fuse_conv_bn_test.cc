@@ -1,6 +1,6 @@
 // fuse-conv-bn: inference BatchNormalization folded into the weights beside it.
-#include "tests/fold/equivalence.h"
-#include "tests/fold/golden.h"
+#include "tests/util/equivalence.h"
+#include "tests/util/pass_golden.h"
 
 namespace xopt {
 namespace {

@@ -1,6 +1,6 @@
 // fuse-matmul-add: 2-D MatMul + bias Add -> Gemm.
-#include "tests/fold/equivalence.h"
-#include "tests/fold/golden.h"
+#include "tests/util/equivalence.h"
+#include "tests/util/pass_golden.h"
 
 namespace xopt {
 namespace {

@@ -1,6 +1,6 @@
 // fuse-slices: Slices that tile one axis of a value become one Split.
-#include "tests/fold/equivalence.h"
-#include "tests/fold/golden.h"
+#include "tests/util/equivalence.h"
+#include "tests/util/pass_golden.h"
 
 namespace xopt {
 namespace {

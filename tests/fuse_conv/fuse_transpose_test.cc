@@ -1,6 +1,6 @@
 // fuse-transpose: Transposes into Gemm, composed Transposes, collapsed Reshapes.
-#include "tests/fold/equivalence.h"
-#include "tests/fold/golden.h"
+#include "tests/util/equivalence.h"
+#include "tests/util/pass_golden.h"
 
 namespace xopt {
 namespace {

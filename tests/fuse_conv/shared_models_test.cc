@@ -13,8 +13,8 @@
 #include "ir/onnx_io.h"
 #include "onnx/checker.h"
 #include "passes/pass_manager.h"
-#include "tests/fold/equivalence.h"
-#include "tests/fold/golden.h"
+#include "tests/util/equivalence.h"
+#include "tests/util/pass_golden.h"
 #include "tests/util/test_util.h"
 
 namespace xopt {

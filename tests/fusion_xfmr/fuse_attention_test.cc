@@ -154,7 +154,7 @@ TEST(FuseAttention, TorchPackedSequenceMajorCausal) {
   ASSERT_TRUE(r.status.is_ok()) << r.status.message();
   EXPECT_TRUE(r.changed);
   // The weights are the packed columns of w_in; check their names and the node structure.
-  const std::string want = test::canonical_text(fill(R"(
+  const std::string want = test::canonical(fill(R"(
     <ir_version: 8, opset_import: ["" : 17, "com.microsoft" : 1]>
     g (float[2,4,8] x) => (float[8,8] y)
        <float[8,8] wo = $WO, float[8] bo = $BO, float[8,8] w_in_q = $W8, float[8,8] w_in_k = $W8,
@@ -185,7 +185,7 @@ TEST(FuseAttention, TorchOutProjectionFolded) {
   auto r = test::run_pipeline("fuse-attention", before);
   ASSERT_TRUE(r.status.is_ok()) << r.status.message();
   EXPECT_TRUE(r.changed);
-  const std::string want = test::canonical_text(
+  const std::string want = test::canonical(
       fill(R"(
     <ir_version: 8, opset_import: ["" : 17, "com.microsoft" : 1]>
     g (float[2,4,8] x) => (float[2,4,8] y)
@@ -316,18 +316,18 @@ TEST(FuseAttention, WhereCausalMask) {
 
 // A mask [B,1,S,1] broadcasts along the keys: no attention_bias shape takes it.
 TEST(FuseAttention, MaskOfAnotherShapeDoesNotApply) {
-  EXPECT_PASS_DOES_NOT_APPLY("fuse-attention", hf_bert("2,1,4,1"));
+  EXPECT_NOT_APPLIED("fuse-attention", hf_bert("2,1,4,1"));
 }
 
 // Softmax over the query axis is not attention.
 TEST(FuseAttention, SoftmaxOverWrongAxisDoesNotApply) {
-  EXPECT_PASS_DOES_NOT_APPLY("fuse-attention", hf_bert("2,1,1,4", "-2"));
+  EXPECT_NOT_APPLIED("fuse-attention", hf_bert("2,1,1,4", "-2"));
 }
 
 // K split into heads the other way round ([B,T,E,H]: head index minor) does not pair with Q's
 // heads: not multi-head attention.
 TEST(FuseAttention, MismatchedHeadSplitDoesNotApply) {
-  EXPECT_PASS_DOES_NOT_APPLY("fuse-attention", R"(
+  EXPECT_NOT_APPLIED("fuse-attention", R"(
     <ir_version: 8, opset_import: ["" : 17]>
     g (float[1,4,8] q, float[1,4,8] k, float[1,4,8] v) => (float[1,4,8] y)
        <int64[4] split = {1, 4, 2, 4}, int64[4] ksplit = {1, 4, 4, 2}, int64[3] merge = {1, 4, 8}> {
@@ -347,7 +347,7 @@ TEST(FuseAttention, MismatchedHeadSplitDoesNotApply) {
 
 // The probabilities are a graph output too: the block cannot disappear.
 TEST(FuseAttention, ProbabilitiesReadElsewhereDoesNotApply) {
-  EXPECT_PASS_DOES_NOT_APPLY("fuse-attention", R"(
+  EXPECT_NOT_APPLIED("fuse-attention", R"(
     <ir_version: 8, opset_import: ["" : 17]>
     g (float[1,4,8] q, float[1,4,8] k, float[1,4,8] v) => (float[1,4,8] y, float[1,2,4,4] p)
        <int64[4] split = {1, 4, 2, 4}, int64[3] merge = {1, 4, 8}> {

@@ -100,7 +100,7 @@ TEST(FuseSkipLayerNorm, DecomposedLayerNormThroughTheFuseGroup) {
 
 // SkipLayerNormalization normalizes the last axis only.
 TEST(FuseSkipLayerNorm, OtherAxisDoesNotApply) {
-  EXPECT_PASS_DOES_NOT_APPLY("fuse-skip-layernorm", R"(
+  EXPECT_NOT_APPLIED("fuse-skip-layernorm", R"(
     <ir_version: 8, opset_import: ["" : 17]>
     g (float[2,4,8] x, float[2,4,8] r, float[4,8] gamma) => (float[2,4,8] y) {
       s = Add(x, r)
@@ -110,7 +110,7 @@ TEST(FuseSkipLayerNorm, OtherAxisDoesNotApply) {
 
 // A skip [2,1,8] broadcasts along the sequence: not a shape onnxruntime takes.
 TEST(FuseSkipLayerNorm, SkipOfAnotherShapeDoesNotApply) {
-  EXPECT_PASS_DOES_NOT_APPLY("fuse-skip-layernorm", R"(
+  EXPECT_NOT_APPLIED("fuse-skip-layernorm", R"(
     <ir_version: 8, opset_import: ["" : 17]>
     g (float[2,4,8] x, float[2,1,8] r) => (float[2,4,8] y) <float[8] gamma = {1, 1, 1, 1, 1, 1, 1, 1}> {
       s = Add(x, r)
@@ -120,7 +120,7 @@ TEST(FuseSkipLayerNorm, SkipOfAnotherShapeDoesNotApply) {
 
 // The saved mean is read: SkipLayerNormalization's mean output has another meaning.
 TEST(FuseSkipLayerNorm, MeanOutputReadDoesNotApply) {
-  EXPECT_PASS_DOES_NOT_APPLY("fuse-skip-layernorm", R"(
+  EXPECT_NOT_APPLIED("fuse-skip-layernorm", R"(
     <ir_version: 8, opset_import: ["" : 17]>
     g (float[2,8] x, float[2,8] r) => (float[2,8] y, float[2,1] mean)
        <float[8] gamma = {1, 1, 1, 1, 1, 1, 1, 1}> {
@@ -131,7 +131,7 @@ TEST(FuseSkipLayerNorm, MeanOutputReadDoesNotApply) {
 
 // No Add in front: nothing to fuse (fuse-layernorm's output stays a LayerNormalization).
 TEST(FuseSkipLayerNorm, NoAddDoesNotApply) {
-  EXPECT_PASS_DOES_NOT_APPLY("fuse-skip-layernorm", R"(
+  EXPECT_NOT_APPLIED("fuse-skip-layernorm", R"(
     <ir_version: 8, opset_import: ["" : 17]>
     g (float[2,8] x) => (float[2,8] y) <float[8] gamma = {1, 1, 1, 1, 1, 1, 1, 1}> {
       s = Relu(x)

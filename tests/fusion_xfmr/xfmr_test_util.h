@@ -1,5 +1,5 @@
-// Helpers for the transformer fusion tests: random inputs, and "the CPU executor gives the same
-// outputs before and after the pass".
+// Helpers for the transformer fusion tests: the ops after a pipeline, diff metrics, and "the CPU
+// executor gives the same outputs before and after the pass" (inputs: tests/util/equivalence.h).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -7,52 +7,20 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <random>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "executor/cpu/conformance.h"
 #include "executor/cpu/session.h"
-#include "tests/passes/pass_test_util.h"
+#include "tests/util/pass_golden.h"
 
 namespace xopt::test {
-
-// Random values for every runtime input of `m` (static shapes): floats uniform in [-2, 2], integers
-// in [0, 4), bools true or false.
-inline std::map<std::string, ir::Tensor> random_inputs(const ir::Model& m, uint32_t seed = 7) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> uf(-2.0f, 2.0f);
-  std::map<std::string, ir::Tensor> out;
-  for (const ir::Value* v : m.graph->runtime_inputs()) {
-    ir::Tensor t(v->dtype(), v->shape().static_dims());
-    for (int64_t i = 0; i < t.numel(); ++i) {
-      switch (v->dtype()) {
-        case ir::DType::kFloat:
-          t.mutable_data<float>()[i] = uf(rng);
-          break;
-        case ir::DType::kInt64:
-          t.mutable_data<int64_t>()[i] = static_cast<int64_t>(rng() % 4);
-          break;
-        case ir::DType::kInt32:
-          t.mutable_data<int32_t>()[i] = static_cast<int32_t>(rng() % 4);
-          break;
-        case ir::DType::kBool:
-          t.mutable_data<bool>()[i] = (rng() & 1) != 0;
-          break;
-        default:
-          ADD_FAILURE() << "random_inputs: unhandled dtype for " << v->name();
-      }
-    }
-    out.emplace(v->name(), std::move(t));
-  }
-  return out;
-}
 
 // "domain.Op" (or "Op") of every node after running `pipeline` on `text`, in graph order: the
 // printed text leaves domains out, so tests that care about com.microsoft vs ONNX check this.
 inline std::vector<std::string> ops_after(std::string_view pipeline, std::string_view text) {
-  ir::Model m = parse_or_die(text);
+  ir::Model m = parse_text(text);
   passes::PassManager pm;
   std::vector<std::string> out;
   if (!pm.add_pipeline(pipeline).is_ok()) return out;
@@ -84,8 +52,8 @@ inline double max_rel_diff(const ir::Tensor& a, const ir::Tensor& b) {
 // gives the same outputs for the model before and after, within rtol 1e-4 (atol 1e-5).
 inline void expect_numerically_equal(std::string_view pipeline, std::string_view text,
                                      uint32_t seed = 7) {
-  ir::Model before = parse_or_die(text);
-  ir::Model after = parse_or_die(text);
+  ir::Model before = parse_text(text);
+  ir::Model after = parse_text(text);
   passes::PassManagerOptions options;
   options.verify_each = true;
   passes::PassManager pm(options);
@@ -118,5 +86,5 @@ inline void expect_numerically_equal(std::string_view pipeline, std::string_view
     auto xopt_outcome_ = ::xopt::test::run_pipeline(pass, before);               \
     ASSERT_TRUE(xopt_outcome_.status.is_ok()) << xopt_outcome_.status.message(); \
     EXPECT_TRUE(xopt_outcome_.changed);                                          \
-    EXPECT_EQ(xopt_outcome_.text, ::xopt::test::canonical_text(after));          \
+    EXPECT_EQ(xopt_outcome_.text, ::xopt::test::canonical(after));               \
   } while (0)

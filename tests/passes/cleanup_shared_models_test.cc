@@ -6,7 +6,7 @@
 #include "executor/cpu/session.h"
 #include "ir/onnx_io.h"
 #include "ir/tensor_proto.h"
-#include "tests/passes/pass_test_util.h"
+#include "tests/util/pass_golden.h"
 #include "tests/util/test_util.h"
 
 namespace xopt {

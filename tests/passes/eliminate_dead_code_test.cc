@@ -1,11 +1,11 @@
 // eliminate-dead-code: golden before/after in ONNX text, and graphs it must leave alone.
-#include "tests/passes/pass_test_util.h"
+#include "tests/util/pass_golden.h"
 
 namespace xopt {
 namespace {
 
 TEST(EliminateDeadCode, RemovesDeadChainsAndUnusedInitializers) {
-  EXPECT_PASS_REWRITES("eliminate-dead-code", R"(
+  EXPECT_REWRITES_EXACTLY("eliminate-dead-code", R"(
     <ir_version: 8, opset_import: ["" : 17]>
     g (float[2,3] x) => (float[2,3] y)
        <float[3] unused_w = {1, 2, 3}, float[3] bias = {1, 1, 1}> {
@@ -39,7 +39,7 @@ TEST(EliminateDeadCode, CountsRemovedNodesAndInitializers) {
 
 // In IR 3 an initializer listed as a graph input is an overridable default: part of the interface.
 TEST(EliminateDeadCode, KeepsInitializersThatAreGraphInputs) {
-  EXPECT_PASS_DOES_NOT_APPLY("eliminate-dead-code", R"(
+  EXPECT_NOT_APPLIED("eliminate-dead-code", R"(
     <ir_version: 3, opset_import: ["" : 9]>
     g (float[2] x, float[2] w) => (float[2] y) <float[2] w = {1, 2}> {
       y = Relu(x)
@@ -48,7 +48,7 @@ TEST(EliminateDeadCode, KeepsInitializersThatAreGraphInputs) {
 
 // A value read only from inside an If branch is used: its producer must stay.
 TEST(EliminateDeadCode, SubgraphImplicitInputsCountAsUses) {
-  EXPECT_PASS_DOES_NOT_APPLY("eliminate-dead-code", R"(
+  EXPECT_NOT_APPLIED("eliminate-dead-code", R"(
     <ir_version: 8, opset_import: ["" : 17]>
     g (bool c, float[2] x) => (float[2] y) {
       outer = Relu(x)
@@ -61,7 +61,7 @@ TEST(EliminateDeadCode, SubgraphImplicitInputsCountAsUses) {
 
 // ...but when the If itself is dead, so is what only its branches read.
 TEST(EliminateDeadCode, DeadIfTakesItsOuterInputsWithIt) {
-  EXPECT_PASS_REWRITES("eliminate-dead-code", R"(
+  EXPECT_REWRITES_EXACTLY("eliminate-dead-code", R"(
     <ir_version: 8, opset_import: ["" : 17]>
     g (bool c, float[2] x) => (float[2] y) {
       y = Sigmoid(x)
@@ -79,7 +79,7 @@ TEST(EliminateDeadCode, DeadIfTakesItsOuterInputsWithIt) {
 }
 
 TEST(EliminateDeadCode, KeepsGraphOutputsEvenWhenUnread) {
-  EXPECT_PASS_DOES_NOT_APPLY("eliminate-dead-code", R"(
+  EXPECT_NOT_APPLIED("eliminate-dead-code", R"(
     <ir_version: 8, opset_import: ["" : 17]>
     g (float[2] x) => (float[2] y, float[2] z) {
       y = Relu(x)
@@ -88,7 +88,7 @@ TEST(EliminateDeadCode, KeepsGraphOutputsEvenWhenUnread) {
 }
 
 TEST(EliminateDeadCode, RemovesStaleValueInfo) {
-  ir::Model model = test::parse_or_die(R"(
+  ir::Model model = test::parse_text(R"(
     <ir_version: 8, opset_import: ["" : 17]>
     g (float[2] x) => (float[2] y) <float[2] gone, float[2] kept> {
       kept = Relu(x)

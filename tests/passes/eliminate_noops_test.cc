@@ -1,11 +1,11 @@
 // eliminate-noops: one golden per no-op family, graph-output naming, and near misses it must keep.
-#include "tests/passes/pass_test_util.h"
+#include "tests/util/pass_golden.h"
 
 namespace xopt {
 namespace {
 
 TEST(EliminateNoops, IdentityChain) {
-  EXPECT_PASS_REWRITES("eliminate-noops", R"(
+  EXPECT_REWRITES_EXACTLY("eliminate-noops", R"(
     <ir_version: 8, opset_import: ["" : 17]>
     g (float[2,3] x) => (float[2,3] y) {
       a = Relu(x)
@@ -22,7 +22,7 @@ TEST(EliminateNoops, IdentityChain) {
 }
 
 TEST(EliminateNoops, InferenceDropout) {
-  EXPECT_PASS_REWRITES("eliminate-noops", R"(
+  EXPECT_REWRITES_EXACTLY("eliminate-noops", R"(
     <ir_version: 8, opset_import: ["" : 13]>
     g (float[2,3] x) => (float[2,3] y) <float r = {0.5}, bool off = {0}> {
       a = Relu(x)
@@ -39,7 +39,7 @@ TEST(EliminateNoops, InferenceDropout) {
 }
 
 TEST(EliminateNoops, Dropout7HasNoTrainingMode) {
-  EXPECT_PASS_REWRITES("eliminate-noops", R"(
+  EXPECT_REWRITES_EXACTLY("eliminate-noops", R"(
     <ir_version: 4, opset_import: ["" : 10]>
     g (float[2,3] x) => (float[2,3] y) {
       a = Relu(x)
@@ -55,7 +55,7 @@ TEST(EliminateNoops, Dropout7HasNoTrainingMode) {
 }
 
 TEST(EliminateNoops, CastToSameType) {
-  EXPECT_PASS_REWRITES("eliminate-noops", R"(
+  EXPECT_REWRITES_EXACTLY("eliminate-noops", R"(
     <ir_version: 8, opset_import: ["" : 17]>
     g (float[2,3] x, int64[2] i) => (float[2,3] y, int64[2] j) {
       a = Relu(x)
@@ -74,7 +74,7 @@ TEST(EliminateNoops, CastToSameType) {
 }
 
 TEST(EliminateNoops, ReshapeToSameShape) {
-  EXPECT_PASS_REWRITES("eliminate-noops", R"(
+  EXPECT_REWRITES_EXACTLY("eliminate-noops", R"(
     <ir_version: 8, opset_import: ["" : 17]>
     g (float[N,3,4] x) => (float[N,3,4] y) <int64[3] s1 = {2, 3, 4}, int64[3] s2 = {0, 3, -1}> {
       a = Relu(x)
@@ -90,7 +90,7 @@ TEST(EliminateNoops, ReshapeToSameShape) {
 }
 
 TEST(EliminateNoops, IdentityTransposeExpandSlicePadConcat) {
-  EXPECT_PASS_REWRITES("eliminate-noops", R"(
+  EXPECT_REWRITES_EXACTLY("eliminate-noops", R"(
     <ir_version: 8, opset_import: ["" : 17]>
     g (float[2,3,4] x) => (float[2,3,4] y)
        <int64[2] ones = {1, 4}, int64[1] zero = {0}, int64[1] big = {9223372036854775807},
@@ -114,7 +114,7 @@ TEST(EliminateNoops, IdentityTransposeExpandSlicePadConcat) {
 }
 
 TEST(EliminateNoops, OldOpsetAttributes) {
-  EXPECT_PASS_REWRITES("eliminate-noops", R"(
+  EXPECT_REWRITES_EXACTLY("eliminate-noops", R"(
     <ir_version: 4, opset_import: ["" : 9]>
     g (float[2,3] x) => (float[2,3] y) {
       a = Relu(x)
@@ -132,7 +132,7 @@ TEST(EliminateNoops, OldOpsetAttributes) {
 
 // The graph output keeps its name: the producer of the no-op's input now writes `y` directly.
 TEST(EliminateNoops, GraphOutputKeepsItsName) {
-  EXPECT_PASS_REWRITES("eliminate-noops", R"(
+  EXPECT_REWRITES_EXACTLY("eliminate-noops", R"(
     <ir_version: 8, opset_import: ["" : 17]>
     g (float[2,3] x) => (float[2,3] y) {
       a = Relu(x)
@@ -149,7 +149,7 @@ TEST(EliminateNoops, GraphOutputKeepsItsName) {
 
 // y = Cast(x) with x a graph input: neither name may change, so the Cast becomes an Identity.
 TEST(EliminateNoops, NoopBetweenInputAndOutputBecomesIdentity) {
-  EXPECT_PASS_REWRITES("eliminate-noops", R"(
+  EXPECT_REWRITES_EXACTLY("eliminate-noops", R"(
     <ir_version: 8, opset_import: ["" : 17]>
     g (float[2,3] x) => (float[2,3] y) {
       y = Cast <to = 1> (x)
@@ -162,7 +162,7 @@ TEST(EliminateNoops, NoopBetweenInputAndOutputBecomesIdentity) {
 }
 
 TEST(EliminateNoops, IdentityBetweenNamesThatMustStayIsKept) {
-  EXPECT_PASS_DOES_NOT_APPLY("eliminate-noops", R"(
+  EXPECT_NOT_APPLIED("eliminate-noops", R"(
     <ir_version: 8, opset_import: ["" : 17]>
     g (float[2,3] x) => (float[2,3] y, float[2,3] z, float[2,3] w) {
       y = Relu(x)
@@ -172,7 +172,7 @@ TEST(EliminateNoops, IdentityBetweenNamesThatMustStayIsKept) {
 }
 
 TEST(EliminateNoops, NearMissesStay) {
-  EXPECT_PASS_DOES_NOT_APPLY("eliminate-noops", R"(
+  EXPECT_NOT_APPLIED("eliminate-noops", R"(
     <ir_version: 8, opset_import: ["" : 17]>
     g (float[2,3] x, bool train) => (float[2,3] y1, float[3,2] y2, float[2,2] y3, float[2,5] y4,
                                      float[2,3] y5, bool[2,3] m, float[2,3] y6, double[2,3] y7,
@@ -192,7 +192,7 @@ TEST(EliminateNoops, NearMissesStay) {
 }
 
 TEST(EliminateNoops, ReversingSliceWithSameShapeStays) {
-  EXPECT_PASS_DOES_NOT_APPLY("eliminate-noops", R"(
+  EXPECT_NOT_APPLIED("eliminate-noops", R"(
     <ir_version: 8, opset_import: ["" : 17]>
     g (float[2,3] x) => (float[2,3] y) <int64[1] st = {-1}, int64[1] en = {-100},
                                          int64[1] ax = {1}, int64[1] step = {-1}> {

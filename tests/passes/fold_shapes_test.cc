@@ -1,11 +1,11 @@
 // fold-shapes: Shape/Size of statically known dims become constants.
-#include "tests/passes/pass_test_util.h"
+#include "tests/util/pass_golden.h"
 
 namespace xopt {
 namespace {
 
 TEST(FoldShapes, ShapeAndSizeOfStaticValues) {
-  EXPECT_PASS_REWRITES("fold-shapes", R"(
+  EXPECT_REWRITES_EXACTLY("fold-shapes", R"(
     <ir_version: 8, opset_import: ["" : 17]>
     g (float[2,3,4] x) => (float[6,4] y, int64 n) <int64[1] minus1 = {-1}> {
       s = Shape(x)
@@ -27,7 +27,7 @@ TEST(FoldShapes, ShapeAndSizeOfStaticValues) {
 
 // Only the dims Shape reads must be known: start=1 skips the symbolic batch.
 TEST(FoldShapes, ShapeSliceAvoidsSymbolicDims) {
-  EXPECT_PASS_REWRITES("fold-shapes", R"(
+  EXPECT_REWRITES_EXACTLY("fold-shapes", R"(
     <ir_version: 8, opset_import: ["" : 17]>
     g (float[N,3,4] x) => (int64[2] y) {
       s = Shape <start = 1, end = 10> (x)
@@ -49,7 +49,7 @@ TEST(FoldShapes, GraphOutputBecomesConstantNode) {
     })");
   ASSERT_TRUE(r.status.is_ok()) << r.status.message();
   EXPECT_TRUE(r.changed);
-  ir::Model expected = test::parse_or_die(R"(
+  ir::Model expected = test::parse_text(R"(
     <ir_version: 8, opset_import: ["" : 17]>
     g (float[2,5] x) => (int64[2] s) {
       s = Constant <value = int64[2] {2, 5}> ()
@@ -58,7 +58,7 @@ TEST(FoldShapes, GraphOutputBecomesConstantNode) {
 }
 
 TEST(FoldShapes, SymbolicDimsStay) {
-  EXPECT_PASS_DOES_NOT_APPLY("fold-shapes", R"(
+  EXPECT_NOT_APPLIED("fold-shapes", R"(
     <ir_version: 8, opset_import: ["" : 17]>
     g (float[N,3] x) => (int64[2] s, int64 n, int64[1] f) {
       s = Shape(x)

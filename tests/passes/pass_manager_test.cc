@@ -7,7 +7,7 @@
 #include "ir/text.h"
 #include "passes/pass_manager.h"
 #include "passes/pass_registry.h"
-#include "tests/passes/pass_test_util.h"
+#include "tests/util/pass_golden.h"
 
 namespace xopt {
 namespace {
@@ -142,7 +142,7 @@ TEST(PassManager, FixpointRunsUntilNothingChanges) {
   reg.add_pass(counting("b", 0, &b_runs, {{"fix", 2}}));
   PassManager pm;
   ASSERT_TRUE(pm.add_pipeline("fix", {}, reg).is_ok());
-  ir::Model model = test::parse_or_die(kModel);
+  ir::Model model = test::parse_text(kModel);
   PassContext ctx;
   PipelineStats stats;
   ASSERT_TRUE(pm.run(model, ctx, &stats).is_ok());
@@ -165,7 +165,7 @@ TEST(PassManager, FixpointStopsAtTheCap) {
   reg.add_pass(counting("forever", 1000, &runs, {{"fix", 1}}));
   PassManager pm;
   ASSERT_TRUE(pm.add_pipeline("fix", {}, reg).is_ok());
-  ir::Model model = test::parse_or_die(kModel);
+  ir::Model model = test::parse_text(kModel);
   PassContext ctx;
   PipelineStats stats;
   ASSERT_TRUE(pm.run(model, ctx, &stats).is_ok());
@@ -183,7 +183,7 @@ TEST(PassManager, NonFixpointGroupRunsOnce) {
   reg.add_pass(counting("p", 1000, &runs, {{"once", 1}}));
   PassManager pm;
   ASSERT_TRUE(pm.add_pipeline("once", {}, reg).is_ok());
-  ir::Model model = test::parse_or_die(kModel);
+  ir::Model model = test::parse_text(kModel);
   PassContext ctx;
   ASSERT_TRUE(pm.run(model, ctx).is_ok());
   EXPECT_EQ(runs, 1);
@@ -193,7 +193,7 @@ TEST(PassManager, DisablePassLeavesItOut) {
   PassManager pm(PassManagerOptions{true, {}, {}, 16});
   ASSERT_TRUE(pm.add_pipeline("cleanup", {"eliminate-dead-code"}).is_ok());
   EXPECT_EQ(pm.describe(), "cleanup*(eliminate-noops, fold-shapes)");
-  ir::Model model = test::parse_or_die(kModel);
+  ir::Model model = test::parse_text(kModel);
   PassContext ctx;
   PipelineStats stats;
   ASSERT_TRUE(pm.run(model, ctx, &stats).is_ok());
@@ -209,7 +209,7 @@ TEST(PassManager, DisablePassLeavesItOut) {
 TEST(PassManager, CleanupStatsOnAModel) {
   auto r = test::run_pipeline("cleanup", kModel);
   ASSERT_TRUE(r.status.is_ok()) << r.status.message();
-  EXPECT_EQ(r.text, test::canonical_text(R"(
+  EXPECT_EQ(r.text, test::canonical(R"(
     <ir_version: 8, opset_import: ["" : 17]>
     g (float[2,3] x) => (float[2,3] y) {
       y = Relu(x)
@@ -259,7 +259,7 @@ class ReplaceRelu : public Pass {
 TEST(PassManager, CountsAddedAndRemovedNodes) {
   PassManager pm(PassManagerOptions{true, {}, {}, 16});
   pm.add_pass(std::make_unique<ReplaceRelu>());
-  ir::Model model = test::parse_or_die(kModel);
+  ir::Model model = test::parse_text(kModel);
   PassContext ctx;
   PipelineStats stats;
   ASSERT_TRUE(pm.run(model, ctx, &stats).is_ok());
@@ -288,7 +288,7 @@ class FailingPass : public Pass {
 TEST(PassManager, VerifyEachNamesThePassThatBrokeTheGraph) {
   PassManager pm(PassManagerOptions{true, {}, {}, 16});
   pm.add_pass(std::make_unique<BreakIr>());
-  ir::Model model = test::parse_or_die(kModel);
+  ir::Model model = test::parse_text(kModel);
   PassContext ctx;
   Status s = pm.run(model, ctx);
   EXPECT_EQ(s.code(), ErrorCode::kPassFailed);
@@ -298,7 +298,7 @@ TEST(PassManager, VerifyEachNamesThePassThatBrokeTheGraph) {
 
   PassManager unchecked;
   unchecked.add_pass(std::make_unique<BreakIr>());
-  ir::Model model2 = test::parse_or_die(kModel);
+  ir::Model model2 = test::parse_text(kModel);
   EXPECT_TRUE(unchecked.run(model2, ctx).is_ok()) << "no verification without verify_each";
 }
 
@@ -307,7 +307,7 @@ TEST(PassManager, PassErrorsNameThePassAndStopThePipeline) {
   pm.add_pass(std::make_unique<FailingPass>());
   int runs = 0;
   pm.add_pass(std::make_unique<CountingPass>("after", 0, &runs));
-  ir::Model model = test::parse_or_die(kModel);
+  ir::Model model = test::parse_text(kModel);
   PassContext ctx;
   PipelineStats stats;
   Status s = pm.run(model, ctx, &stats);
@@ -324,7 +324,7 @@ TEST(PassManager, PrintAfterDumpsTheGraph) {
   options.dump = [&](const passes::GraphDump& d) { dumps.push_back(d); };
   PassManager pm(options);
   ASSERT_TRUE(pm.add_pipeline("cleanup").is_ok());
-  ir::Model model = test::parse_or_die(kModel);
+  ir::Model model = test::parse_text(kModel);
   PassContext ctx;
   ASSERT_TRUE(pm.run(model, ctx).is_ok());
   ASSERT_EQ(dumps.size(), 3u);  // noops in rounds 1 and 2, then the group
@@ -377,7 +377,7 @@ TEST(PassManager, ShapesAreReinferredOnlyAfterChanges) {
     pm.add_pass(std::make_unique<NeedsShapes>());
     pm.add_pass(std::make_unique<ChangesShapes>(preserves));
     pm.add_pass(std::make_unique<NeedsShapes>());
-    ir::Model model = test::parse_or_die(kModel);
+    ir::Model model = test::parse_text(kModel);
     PassContext ctx;
     PipelineStats stats;
     ASSERT_TRUE(pm.run(model, ctx, &stats).is_ok());
@@ -390,7 +390,7 @@ TEST(PassManager, ShapesAreCurrentAfterTheRunWhenPassesUsedThem) {
   PassManager pm;
   pm.add_pass(std::make_unique<NeedsShapes>());
   pm.add_pass(std::make_unique<ChangesShapes>(false));
-  ir::Model model = test::parse_or_die(kModel);
+  ir::Model model = test::parse_text(kModel);
   PassContext ctx;
   PipelineStats stats;
   ASSERT_TRUE(pm.run(model, ctx, &stats).is_ok());

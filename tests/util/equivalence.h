@@ -17,25 +17,43 @@
 
 namespace xopt::test {
 
-// Uniform [-1, 1) floats (or small integers) for every runtime input with a static shape.
+// Seeded inputs for every runtime input: floats uniform in [-2, 2), integers in [0, 4) (valid
+// ids for the small gathers tests build), bools either way; unknown or symbolic dims become 2.
 inline std::map<std::string, ir::Tensor> random_inputs(const ir::Graph& g, uint32_t seed = 7) {
   std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::uniform_real_distribution<float> u(-2.0f, 2.0f);
   std::map<std::string, ir::Tensor> out;
   for (const ir::Value* v : g.runtime_inputs()) {
     std::vector<int64_t> dims;
-    for (const ir::Dim& d : v->shape().dims()) dims.push_back(d.is_known() ? d.value : 1);
+    for (const ir::Dim& d : v->shape().dims()) dims.push_back(d.is_known() ? d.value : 2);
     ir::Tensor t(v->dtype(), dims);
-    if (v->dtype() == ir::DType::kFloat) {
-      float* p = t.mutable_data<float>();
-      for (int64_t i = 0; i < t.numel(); ++i) p[i] = u(rng);
-    } else if (v->dtype() == ir::DType::kDouble) {
-      double* p = t.mutable_data<double>();
-      for (int64_t i = 0; i < t.numel(); ++i) p[i] = u(rng);
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      switch (v->dtype()) {
+        case ir::DType::kFloat:
+          t.mutable_data<float>()[i] = u(rng);
+          break;
+        case ir::DType::kDouble:
+          t.mutable_data<double>()[i] = u(rng);
+          break;
+        case ir::DType::kInt64:
+          t.mutable_data<int64_t>()[i] = static_cast<int64_t>(rng() % 4);
+          break;
+        case ir::DType::kInt32:
+          t.mutable_data<int32_t>()[i] = static_cast<int32_t>(rng() % 4);
+          break;
+        case ir::DType::kBool:
+          t.mutable_data<bool>()[i] = (rng() & 1) != 0;
+          break;
+        default:
+          ADD_FAILURE() << "random_inputs: no generator for the dtype of " << v->name();
+      }
     }
     out.emplace(v->name(), std::move(t));
   }
   return out;
+}
+inline std::map<std::string, ir::Tensor> random_inputs(const ir::Model& m, uint32_t seed = 7) {
+  return random_inputs(*m.graph, seed);
 }
 
 // Max |a - b| / (atol + rtol |b|) over two float tensors; > 1 means they differ.

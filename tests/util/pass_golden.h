@@ -1,0 +1,131 @@
+// Golden before/after tests for passes: parse a model in ONNX text syntax, run a pass (or
+// pipeline) through the PassManager with verification after every pass, compare the printed graph
+// with the expected one, and check with the CPU executor that the rewritten model computes what the
+// original did: bit for bit (cleanup passes, data movement) or within rounding (passes that fold
+// weights or change the order of float operations).
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <string_view>
+
+#include "executor/cpu/session.h"
+#include "ir/text.h"
+#include "passes/pass_manager.h"
+#include "tests/util/equivalence.h"
+
+namespace xopt::test {
+
+inline ir::Model parse_text(std::string_view text) {
+  auto m = ir::parse_model_text(text);
+  if (!m.is_ok()) {
+    ADD_FAILURE() << m.status().message();
+    return {};
+  }
+  return std::move(m).value();
+}
+
+// The graph of `text` as print_graph_text prints it, so expected graphs can be written loosely.
+inline std::string canonical(std::string_view text) {
+  return ir::print_graph_text(parse_text(text));
+}
+
+// How close the outputs before and after must be: exact (bit for bit) when both are zero.
+struct Tolerance {
+  double rtol = 0;
+  double atol = 0;
+  bool exact() const { return rtol == 0 && atol == 0; }
+};
+inline constexpr Tolerance kExact{};
+inline constexpr Tolerance kWithinRounding{1e-4, 1e-5};
+
+// Empty when `after` computes what `before` computes on sample inputs (within `tol`), or when the
+// CPU executor cannot run `before` at all (an op without a kernel); else the difference.
+inline std::string numeric_difference(const ir::Model& before, const ir::Model& after,
+                                      Tolerance tol = kExact, bool* checked = nullptr) {
+  auto inputs = random_inputs(before);
+  auto expected = exec::run_model(before, inputs);
+  if (checked != nullptr) *checked = expected.is_ok();
+  if (!expected.is_ok()) return "";
+  auto got = exec::run_model(after, inputs);
+  if (!got.is_ok()) return "the rewritten model does not run: " + got.status().message();
+  if (got->size() != expected->size()) return "different number of outputs";
+  for (size_t i = 0; i < got->size(); ++i) {
+    const bool same = tol.exact() ? (*got)[i].same_contents((*expected)[i])
+                                  : mismatch((*got)[i], (*expected)[i], tol.rtol, tol.atol) <= 1.0;
+    if (!same) return "output " + before.graph->outputs()[i]->name() + " differs";
+  }
+  return "";
+}
+
+struct PassOutcome {
+  Status status;
+  bool changed = false;
+  std::string text;  // graph after the run
+  passes::PipelineStats stats;
+  std::string numeric_difference;    // see numeric_difference()
+  bool numerically_checked = false;  // the CPU executor could run the model
+};
+
+// Runs `pipeline` (pass or group names) on the model in `text`, verifying after every pass.
+inline PassOutcome run_pipeline(std::string_view pipeline, std::string_view text,
+                                passes::PassContext* context = nullptr, Tolerance tol = kExact) {
+  PassOutcome out;
+  ir::Model model = parse_text(text);
+  passes::PassManagerOptions options;
+  options.verify_each = true;
+  passes::PassManager pm(options);
+  out.status = pm.add_pipeline(pipeline);
+  if (!out.status.is_ok()) return out;
+  passes::PassContext local;
+  out.status = pm.run(model, context != nullptr ? *context : local, &out.stats);
+  out.changed = out.stats.changed;
+  out.text = ir::print_graph_text(model);
+  if (out.status.is_ok())
+    out.numeric_difference =
+        numeric_difference(parse_text(text), model, tol, &out.numerically_checked);
+  return out;
+}
+
+// run_pipeline for passes that change rounding (folding weights, fusing float arithmetic).
+inline PassOutcome run_passes(std::string_view pipeline, std::string_view text,
+                              passes::PassContext* context = nullptr) {
+  return run_pipeline(pipeline, text, context, kWithinRounding);
+}
+
+inline int64_t counter(const passes::PipelineStats& stats, std::string_view pass,
+                       const std::string& name) {
+  const passes::PassStats* p = stats.find(pass);
+  if (p == nullptr) return 0;
+  auto it = p->counters.find(name);
+  return it == p->counters.end() ? 0 : it->second;
+}
+
+}  // namespace xopt::test
+
+#define XOPT_EXPECT_REWRITES_(tol, pass, before, after)                          \
+  do {                                                                           \
+    auto xopt_outcome_ = ::xopt::test::run_pipeline(pass, before, nullptr, tol); \
+    ASSERT_TRUE(xopt_outcome_.status.is_ok()) << xopt_outcome_.status.message(); \
+    EXPECT_TRUE(xopt_outcome_.changed);                                          \
+    EXPECT_EQ(xopt_outcome_.text, ::xopt::test::canonical(after));               \
+    EXPECT_EQ(xopt_outcome_.numeric_difference, "");                             \
+  } while (0)
+
+// Runs `pass` on `before`; expects a change, the printed result to equal `after` (also ONNX text)
+// and the same outputs within rounding (rtol 1e-4, atol 1e-5).
+#define EXPECT_REWRITES(pass, before, after) \
+  XOPT_EXPECT_REWRITES_(::xopt::test::kWithinRounding, pass, before, after)
+// The same, with outputs equal bit for bit.
+#define EXPECT_REWRITES_EXACTLY(pass, before, after) \
+  XOPT_EXPECT_REWRITES_(::xopt::test::kExact, pass, before, after)
+
+// Runs `pass` on `model` and expects it to report no change and leave the graph as it was.
+#define EXPECT_NOT_APPLIED(pass, model)                                          \
+  do {                                                                           \
+    auto xopt_outcome_ = ::xopt::test::run_pipeline(pass, model);                \
+    ASSERT_TRUE(xopt_outcome_.status.is_ok()) << xopt_outcome_.status.message(); \
+    EXPECT_FALSE(xopt_outcome_.changed);                                         \
+    EXPECT_EQ(xopt_outcome_.text, ::xopt::test::canonical(model));               \
+  } while (0)
