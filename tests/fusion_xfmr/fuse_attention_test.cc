@@ -169,10 +169,10 @@ TEST(FuseAttention, TorchPackedSequenceMajorCausal) {
       r = Reshape(mha_sbd, mha_out_shape)
       y = Gemm <transB = 1> (r, wo, bo)
     })",
-                                                     {{"WO", values(64, 13)},
-                                                      {"BO", values(8, 14)},
-                                                      {"W8", values(64, 0)},
-                                                      {"BIN", values(24, 12)}}));
+                                                {{"WO", values(64, 13)},
+                                                 {"BO", values(8, 14)},
+                                                 {"W8", values(64, 0)},
+                                                 {"BIN", values(24, 12)}}));
   EXPECT_EQ(r.text, want);
   test::expect_numerically_equal("fuse-attention", before);
 }

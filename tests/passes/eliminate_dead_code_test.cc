@@ -14,7 +14,7 @@ TEST(EliminateDeadCode, RemovesDeadChainsAndUnusedInitializers) {
       dead2 = Neg(dead1)
       dead3 = Mul(dead2, unused_w)
     })",
-                       R"(
+                          R"(
     <ir_version: 8, opset_import: ["" : 17]>
     g (float[2,3] x) => (float[2,3] y) <float[3] bias = {1, 1, 1}> {
       y = Add(x, bias)
@@ -71,7 +71,7 @@ TEST(EliminateDeadCode, DeadIfTakesItsOuterInputsWithIt) {
         else_branch = else_g () => (float[2] e) { e = Abs(outer) }
       >
     })",
-                       R"(
+                          R"(
     <ir_version: 8, opset_import: ["" : 17]>
     g (bool c, float[2] x) => (float[2] y) {
       y = Sigmoid(x)

@@ -13,7 +13,7 @@ TEST(EliminateNoops, IdentityChain) {
       c = Identity(b)
       y = Neg(c)
     })",
-                       R"(
+                          R"(
     <ir_version: 8, opset_import: ["" : 17]>
     g (float[2,3] x) => (float[2,3] y) {
       a = Relu(x)
@@ -30,7 +30,7 @@ TEST(EliminateNoops, InferenceDropout) {
       c, unused_mask = Dropout(b, r, off)
       y = Neg(c)
     })",
-                       R"(
+                          R"(
     <ir_version: 8, opset_import: ["" : 13]>
     g (float[2,3] x) => (float[2,3] y) <float r = {0.5}, bool off = {0}> {
       a = Relu(x)
@@ -46,7 +46,7 @@ TEST(EliminateNoops, Dropout7HasNoTrainingMode) {
       b = Dropout <ratio = 0.3> (a)
       y = Neg(b)
     })",
-                       R"(
+                          R"(
     <ir_version: 4, opset_import: ["" : 10]>
     g (float[2,3] x) => (float[2,3] y) {
       a = Relu(x)
@@ -64,7 +64,7 @@ TEST(EliminateNoops, CastToSameType) {
       k = Cast <to = 7> (i)
       j = Abs(k)
     })",
-                       R"(
+                          R"(
     <ir_version: 8, opset_import: ["" : 17]>
     g (float[2,3] x, int64[2] i) => (float[2,3] y, int64[2] j) {
       a = Relu(x)
@@ -81,7 +81,7 @@ TEST(EliminateNoops, ReshapeToSameShape) {
       b = Reshape(a, s2)
       y = Neg(b)
     })",
-                       R"(
+                          R"(
     <ir_version: 8, opset_import: ["" : 17]>
     g (float[N,3,4] x) => (float[N,3,4] y) <int64[3] s1 = {2, 3, 4}, int64[3] s2 = {0, 3, -1}> {
       a = Relu(x)
@@ -103,7 +103,7 @@ TEST(EliminateNoops, IdentityTransposeExpandSlicePadConcat) {
       f = Concat <axis = 1> (e)
       y = Neg(f)
     })",
-                       R"(
+                          R"(
     <ir_version: 8, opset_import: ["" : 17]>
     g (float[2,3,4] x) => (float[2,3,4] y)
        <int64[2] ones = {1, 4}, int64[1] zero = {0}, int64[1] big = {9223372036854775807},
@@ -122,7 +122,7 @@ TEST(EliminateNoops, OldOpsetAttributes) {
       c = Pad <pads = [0, 0, 0, 0]> (b)
       y = Neg(c)
     })",
-                       R"(
+                          R"(
     <ir_version: 4, opset_import: ["" : 9]>
     g (float[2,3] x) => (float[2,3] y) {
       a = Relu(x)
@@ -139,7 +139,7 @@ TEST(EliminateNoops, GraphOutputKeepsItsName) {
       b = Neg(a)
       y = Identity(a)
     })",
-                       R"(
+                          R"(
     <ir_version: 8, opset_import: ["" : 17]>
     g (float[2,3] x) => (float[2,3] y) {
       y = Relu(x)
@@ -154,7 +154,7 @@ TEST(EliminateNoops, NoopBetweenInputAndOutputBecomesIdentity) {
     g (float[2,3] x) => (float[2,3] y) {
       y = Cast <to = 1> (x)
     })",
-                       R"(
+                          R"(
     <ir_version: 8, opset_import: ["" : 17]>
     g (float[2,3] x) => (float[2,3] y) {
       y = Identity(x)

@@ -15,7 +15,7 @@ TEST(FoldShapes, ShapeAndSizeOfStaticValues) {
       y = Reshape(x, flat)
       n = Mul(sz, sz)
     })",
-                       R"(
+                          R"(
     <ir_version: 8, opset_import: ["" : 17]>
     g (float[2,3,4] x) => (float[6,4] y, int64 n)
        <int64[1] minus1 = {-1}, int64[3] s = {2, 3, 4}, int64[1] tail = {4}, int64 sz = {24}> {
@@ -33,7 +33,7 @@ TEST(FoldShapes, ShapeSliceAvoidsSymbolicDims) {
       s = Shape <start = 1, end = 10> (x)
       y = Neg(s)
     })",
-                       R"(
+                          R"(
     <ir_version: 8, opset_import: ["" : 17]>
     g (float[N,3,4] x) => (int64[2] y) <int64[2] s = {3, 4}> {
       y = Neg(s)
