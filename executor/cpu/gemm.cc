@@ -56,43 +56,41 @@ void split_gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, con
   }
 }
 
+// C = alpha * op(A) op(B) + beta * C through OpenBLAS, split across the intra-op pool.
+template <typename T>
+void blas_gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha, const T* a,
+               int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
+  if (m <= 0 || n <= 0) return;
+  if (k <= 0) {
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == T(0) ? T(0) : beta * c[i * ldc + j];
+    return;
+  }
+  const auto ta = trans_a ? CblasTrans : CblasNoTrans;
+  const auto tb = trans_b ? CblasTrans : CblasNoTrans;
+  split_gemm(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc,
+             [&](int64_t mm, int64_t nn, const T* aa, const T* bb, T* cc) {
+               const auto bi = [](int64_t v) { return static_cast<blasint>(v); };
+               if constexpr (std::is_same_v<T, float>)
+                 cblas_sgemm(CblasRowMajor, ta, tb, bi(mm), bi(nn), bi(k), alpha, aa, bi(lda), bb,
+                             bi(ldb), beta, cc, bi(ldc));
+               else
+                 cblas_dgemm(CblasRowMajor, ta, tb, bi(mm), bi(nn), bi(k), alpha, aa, bi(lda), bb,
+                             bi(ldb), beta, cc, bi(ldc));
+             });
+}
+
 }  // namespace
 
 void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
            int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-  if (m <= 0 || n <= 0) return;
-  if (k <= 0) {
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
-    return;
-  }
-  split_gemm(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc,
-             [&](int64_t mm, int64_t nn, const float* aa, const float* bb, float* cc) {
-               cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
-                           trans_b ? CblasTrans : CblasNoTrans, static_cast<blasint>(mm),
-                           static_cast<blasint>(nn), static_cast<blasint>(k), alpha, aa,
-                           static_cast<blasint>(lda), bb, static_cast<blasint>(ldb), beta, cc,
-                           static_cast<blasint>(ldc));
-             });
+  blas_gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 void dgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha,
            const double* a, int64_t lda, const double* b, int64_t ldb, double beta, double* c,
            int64_t ldc) {
-  if (m <= 0 || n <= 0) return;
-  if (k <= 0) {
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == 0.0 ? 0.0 : beta * c[i * ldc + j];
-    return;
-  }
-  split_gemm(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc,
-             [&](int64_t mm, int64_t nn, const double* aa, const double* bb, double* cc) {
-               cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
-                           trans_b ? CblasTrans : CblasNoTrans, static_cast<blasint>(mm),
-                           static_cast<blasint>(nn), static_cast<blasint>(k), alpha, aa,
-                           static_cast<blasint>(lda), bb, static_cast<blasint>(ldb), beta, cc,
-                           static_cast<blasint>(ldc));
-             });
+  blas_gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 namespace {
