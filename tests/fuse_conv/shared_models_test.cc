@@ -20,19 +20,10 @@
 namespace xopt {
 namespace {
 
+using test::count;
+using test::op_counts;
+
 namespace fs = std::filesystem;
-
-std::map<std::string, int> op_counts(const ir::Graph& g) {
-  std::map<std::string, int> out;
-  for (const ir::Node* n : g.nodes())
-    ++out[(n->domain().empty() ? "" : n->domain() + ".") + n->op_type()];
-  return out;
-}
-
-int count(const std::map<std::string, int>& c, const std::string& op) {
-  auto it = c.find(op);
-  return it == c.end() ? 0 : it->second;
-}
 
 // Adds reading a Conv result: residuals left unfused.
 int adds_after_conv(const ir::Graph& g) {

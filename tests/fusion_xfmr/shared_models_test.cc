@@ -18,24 +18,15 @@
 namespace xopt {
 namespace {
 
-namespace fs = std::filesystem;
+using test::count;
+using test::op_counts;
 
-std::map<std::string, int> op_counts(const ir::Graph& g) {
-  std::map<std::string, int> out;
-  for (const ir::Node* n : g.nodes())
-    ++out[(n->domain().empty() ? "" : n->domain() + ".") + n->op_type()];
-  return out;
-}
+namespace fs = std::filesystem;
 
 size_t initializer_bytes(const ir::Graph& g) {
   size_t n = 0;
   for (const ir::Value* v : g.initializers()) n += v->initializer()->nbytes();
   return n;
-}
-
-int count(const std::map<std::string, int>& c, const std::string& op) {
-  auto it = c.find(op);
-  return it == c.end() ? 0 : it->second;
 }
 
 int64_t counter(const passes::PipelineStats& s, const char* pass, const char* name) {

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
 #include <string_view>
 
@@ -92,6 +93,18 @@ inline PassOutcome run_pipeline(std::string_view pipeline, std::string_view text
 inline PassOutcome run_passes(std::string_view pipeline, std::string_view text,
                               passes::PassContext* context = nullptr) {
   return run_pipeline(pipeline, text, context, kWithinRounding);
+}
+
+// How many nodes of each "domain.Op" (or "Op") the graph has.
+inline std::map<std::string, int> op_counts(const ir::Graph& g) {
+  std::map<std::string, int> out;
+  for (const ir::Node* n : g.nodes())
+    ++out[(n->domain().empty() ? "" : n->domain() + ".") + n->op_type()];
+  return out;
+}
+inline int count(const std::map<std::string, int>& c, const std::string& op) {
+  auto it = c.find(op);
+  return it == c.end() ? 0 : it->second;
 }
 
 inline int64_t counter(const passes::PipelineStats& stats, std::string_view pass,

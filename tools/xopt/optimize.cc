@@ -240,8 +240,9 @@ int run_optimize(const OptimizeOptions& o) {
   if (!st.is_ok()) return report_error(kExitBadModel, st.message(), o.model);
 
   pass_options.shape_bindings = bindings;
-  if (plans) {
-    // The baseline a user without a planner pays; unknown when some size is not static yet.
+  if (plans && o.max_batch.empty()) {
+    // The baseline a user without a planner pays, at the shapes planned (a --max-batch search
+    // plans at another batch); unknown when some size is not static yet.
     auto naive = planner::naive_bytes(*model.graph, {o.align, o.io_in_arena});
     if (naive.is_ok()) pass_options.input_naive_bytes = *naive;
   }
