@@ -1,0 +1,242 @@
+// Helpers shared by the library-backed CUDA kernels (conv.cc, pool.cc, gemm.cc): the com.microsoft
+// fused activations as device parameters, the Conv/Pool window geometry (the CPU reference's rules,
+// executor/cpu/kernels/nn_util.h, read from the node at compile time), and owning cuDNN
+// descriptors.
+#pragma once
+
+#include <cudnn.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "executor/cuda/check.h"
+#include "executor/cuda/kernel.h"
+#include "executor/cuda/kernels/conv_epilogue.cuh"
+
+namespace xopt::cuda {
+
+inline std::string dims_str(const std::vector<int64_t>& d) {
+  std::string s = "[";
+  for (size_t i = 0; i < d.size(); ++i) s += (i ? ", " : "") + std::to_string(d[i]);
+  return s + "]";
+}
+
+inline int64_t product(const std::vector<int64_t>& v, size_t from = 0) {
+  int64_t p = 1;
+  for (size_t i = from; i < v.size(); ++i) p *= v[i];
+  return p;
+}
+
+// FusedConv's activation / activation_params (Relu, Tanh, Sigmoid, LeakyRelu, Clip, HardSigmoid).
+inline Result<ActParams> read_conv_activation(const CompileContext& ctx) {
+  const ir::Node& node = ctx.node();
+  ActParams a;
+  if (!node.has_attr("activation")) return a;
+  const std::string name = node.attr_string("activation", "");
+  const std::vector<float> params = node.attr_floats("activation_params");
+  size_t want = 0;
+  if (name == "Relu") {
+    a.kind = ActKind::kRelu;
+  } else if (name == "Tanh") {
+    a.kind = ActKind::kTanh;
+  } else if (name == "Sigmoid") {
+    a.kind = ActKind::kSigmoid;
+  } else if (name == "LeakyRelu") {
+    a.kind = ActKind::kLeakyRelu, want = 1;
+  } else if (name == "Clip") {
+    a.kind = ActKind::kClip, want = 2;
+  } else if (name == "HardSigmoid") {
+    a.kind = ActKind::kHardSigmoid, want = 2;
+  } else {
+    return ctx.unsupported("activation '" + name +
+                           "' (FusedConv supports Relu, Tanh, Sigmoid, LeakyRelu, Clip, "
+                           "HardSigmoid)");
+  }
+  if (params.size() != want)
+    return ctx.error("activation " + name + " needs " + std::to_string(want) +
+                     " activation_params, got " + std::to_string(params.size()));
+  if (want > 0) a.alpha = params[0];
+  if (want > 1) a.beta = params[1];
+  return a;
+}
+
+// FusedGemm's activation / activation_alpha / activation_beta / activation_gamma.
+inline Result<ActParams> read_gemm_activation(const CompileContext& ctx) {
+  const ir::Node& node = ctx.node();
+  ActParams a;
+  if (!node.has_attr("activation")) return a;
+  const std::string name = node.attr_string("activation", "");
+  struct Entry {
+    const char* name;
+    ActKind kind;
+    bool alpha, beta, gamma;
+  };
+  static const Entry kTable[] = {
+      {"Relu", ActKind::kRelu, false, false, false},
+      {"Tanh", ActKind::kTanh, false, false, false},
+      {"Sigmoid", ActKind::kSigmoid, false, false, false},
+      {"LeakyRelu", ActKind::kLeakyRelu, true, false, false},
+      {"Elu", ActKind::kElu, true, false, false},
+      {"HardSigmoid", ActKind::kHardSigmoid, true, true, false},
+      {"Selu", ActKind::kSelu, true, false, true},
+      {"ThresholdedRelu", ActKind::kThresholdedRelu, true, false, false},
+      {"Softplus", ActKind::kSoftplus, false, false, false},
+      {"Softsign", ActKind::kSoftsign, false, false, false},
+      {"ScaledTanh", ActKind::kScaledTanh, true, true, false},
+      {"ParametricSoftplus", ActKind::kParametricSoftplus, true, true, false},
+  };
+  for (const Entry& e : kTable) {
+    if (name != e.name) continue;
+    a.kind = e.kind;
+    const std::pair<bool, const char*> need[] = {
+        {e.alpha, "activation_alpha"}, {e.beta, "activation_beta"}, {e.gamma, "activation_gamma"}};
+    for (const auto& [needed, attr] : need)
+      if (needed && !node.has_attr(attr))
+        return ctx.error("activation " + name + " needs attribute " + attr);
+    a.alpha = node.attr_float("activation_alpha", 0.0f);
+    a.beta = node.attr_float("activation_beta", 0.0f);
+    a.gamma = node.attr_float("activation_gamma", 0.0f);
+    return a;
+  }
+  return ctx.unsupported("activation '" + name + "' is not one FusedGemm supports");
+}
+
+// Geometry of a sliding window over the spatial dims of an [N, C, D1, ..., Dr] tensor.
+struct Window {
+  std::vector<int64_t> kernel, strides, dilations;
+  std::vector<int64_t> pads;  // 2r: begins then ends
+  std::vector<int64_t> in, out;
+  size_t rank() const { return kernel.size(); }
+  int64_t extent(size_t i) const { return (kernel[i] - 1) * dilations[i] + 1; }
+  bool symmetric() const {
+    for (size_t i = 0; i < rank(); ++i)
+      if (pads[i] != pads[i + rank()]) return false;
+    return true;
+  }
+};
+
+// kernel_shape (or `kernel` when the attribute is absent), strides, dilations, pads and auto_pad,
+// and the output dims, exactly as the CPU reference computes them (make_window in nn_util.h).
+inline Result<Window> make_window(const CompileContext& ctx, const std::vector<int64_t>& x_dims,
+                                  std::vector<int64_t> kernel, bool ceil_mode,
+                                  bool use_dilations = true) {
+  const ir::Node& node = ctx.node();
+  if (x_dims.size() < 3)
+    return ctx.error("input must have rank >= 3 ([N, C, spatial...]), got " + dims_str(x_dims));
+  const size_t r = x_dims.size() - 2;
+  Window w;
+  w.in.assign(x_dims.begin() + 2, x_dims.end());
+  if (node.has_attr("kernel_shape")) kernel = node.attr_ints("kernel_shape");
+  if (kernel.size() != r)
+    return ctx.error("kernel_shape has " + std::to_string(kernel.size()) +
+                     " dims but the input has " + std::to_string(r) + " spatial dims");
+  w.kernel = kernel;
+  w.strides = node.attr_ints("strides", std::vector<int64_t>(r, 1));
+  w.dilations = use_dilations ? node.attr_ints("dilations", std::vector<int64_t>(r, 1))
+                              : std::vector<int64_t>(r, 1);
+  w.pads = node.attr_ints("pads", std::vector<int64_t>(2 * r, 0));
+  if (w.strides.size() != r || w.dilations.size() != r || w.pads.size() != 2 * r)
+    return ctx.error("strides/dilations/pads do not match the " + std::to_string(r) +
+                     " spatial dims of the input");
+  for (size_t i = 0; i < r; ++i) {
+    if (w.strides[i] < 1 || w.dilations[i] < 1 || w.kernel[i] < 1)
+      return ctx.error("kernel_shape, strides and dilations must be positive");
+    if (w.pads[i] < 0 || w.pads[i + r] < 0) return ctx.error("pads must be non-negative");
+  }
+  const std::string auto_pad = node.attr_string("auto_pad", "NOTSET");
+  w.out.resize(r);
+  for (size_t i = 0; i < r; ++i) {
+    const int64_t ext = w.extent(i);
+    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      w.out[i] = (w.in[i] + w.strides[i] - 1) / w.strides[i];
+      const int64_t total = std::max<int64_t>(0, (w.out[i] - 1) * w.strides[i] + ext - w.in[i]);
+      const int64_t small = total / 2;
+      w.pads[i] = auto_pad == "SAME_UPPER" ? small : total - small;
+      w.pads[i + r] = total - w.pads[i];
+    } else if (auto_pad == "VALID") {
+      w.pads[i] = w.pads[i + r] = 0;
+      w.out[i] = w.in[i] >= ext ? (w.in[i] - ext) / w.strides[i] + 1 : 0;
+    } else if (auto_pad == "NOTSET" || auto_pad.empty()) {
+      const int64_t span = w.in[i] + w.pads[i] + w.pads[i + r] - ext;
+      if (span < 0) {
+        w.out[i] = 0;
+      } else if (ceil_mode) {
+        w.out[i] = (span + w.strides[i] - 1) / w.strides[i] + 1;
+        if ((w.out[i] - 1) * w.strides[i] >= w.in[i] + w.pads[i]) --w.out[i];
+      } else {
+        w.out[i] = span / w.strides[i] + 1;
+      }
+    } else {
+      return ctx.error("unknown auto_pad '" + auto_pad + "'");
+    }
+  }
+  return w;
+}
+
+// Checks that the planned output has the dims the kernel computes.
+inline Status check_output_dims(const CompileContext& ctx, size_t i,
+                                const std::vector<int64_t>& want) {
+  const DeviceTensor* y = ctx.output(i);
+  if (y == nullptr) return ctx.error("output " + std::to_string(i) + " is missing");
+  if (y->dims != want)
+    return ctx.error("planned output " + std::to_string(i) + " is " + dims_str(y->dims) +
+                     " but the kernel computes " + dims_str(want));
+  return Status::ok();
+}
+
+inline Status require_float(const CompileContext& ctx, std::initializer_list<size_t> which) {
+  for (size_t i : which)
+    if (ctx.input(i) != nullptr && ctx.input(i)->dtype != ir::DType::kFloat)
+      return ctx.unsupported("input " + std::to_string(i) + " is " +
+                             std::string(ir::dtype_name(ctx.input(i)->dtype)) + " (float32 only)");
+  return Status::ok();
+}
+
+// Owning cuDNN descriptors, created at compile time and destroyed with the Launch that holds them.
+struct CudnnDescriptors {
+  std::vector<cudnnTensorDescriptor_t> tensors;
+  cudnnFilterDescriptor_t filter = nullptr;
+  cudnnConvolutionDescriptor_t conv = nullptr;
+  cudnnPoolingDescriptor_t pool = nullptr;
+  cudnnActivationDescriptor_t act = nullptr;
+
+  CudnnDescriptors() = default;
+  CudnnDescriptors(const CudnnDescriptors&) = delete;
+  CudnnDescriptors& operator=(const CudnnDescriptors&) = delete;
+  ~CudnnDescriptors() {
+    for (cudnnTensorDescriptor_t t : tensors) cudnnDestroyTensorDescriptor(t);
+    if (filter != nullptr) cudnnDestroyFilterDescriptor(filter);
+    if (conv != nullptr) cudnnDestroyConvolutionDescriptor(conv);
+    if (pool != nullptr) cudnnDestroyPoolingDescriptor(pool);
+    if (act != nullptr) cudnnDestroyActivationDescriptor(act);
+  }
+
+  // A packed float NCHW-style tensor descriptor (dims padded with ones to rank 4).
+  Result<cudnnTensorDescriptor_t> tensor(std::vector<int64_t> dims) {
+    while (dims.size() < 4) dims.push_back(1);
+    std::vector<int> d(dims.size()), s(dims.size());
+    int64_t stride = 1;
+    for (size_t i = dims.size(); i-- > 0;) {
+      if (dims[i] > INT32_MAX || stride > INT32_MAX)
+        return unsupported("tensor " + dims_str(dims) + " is too large for cuDNN's int dims");
+      d[i] = static_cast<int>(dims[i]);
+      s[i] = static_cast<int>(stride);
+      stride *= dims[i];
+    }
+    cudnnTensorDescriptor_t t = nullptr;
+    XOPT_CUDNN_RETURN_IF_ERROR(cudnnCreateTensorDescriptor(&t));
+    tensors.push_back(t);
+    XOPT_CUDNN_RETURN_IF_ERROR(cudnnSetTensorNdDescriptor(
+        t, CUDNN_DATA_FLOAT, static_cast<int>(d.size()), d.data(), s.data()));
+    return t;
+  }
+};
+
+inline std::vector<int> to_ints(const std::vector<int64_t>& v) {
+  return std::vector<int>(v.begin(), v.end());
+}
+
+}  // namespace xopt::cuda
