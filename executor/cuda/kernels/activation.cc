@@ -1,0 +1,205 @@
+// Unary math, activations and the Gelu family on the GPU. Attributes and constant inputs (Clip's
+// bounds) are read at compile time into UnaryParams. Semantics follow
+// executor/cpu/kernels/elementwise_{unary,activation,gelu}.cc.
+#include <limits>
+
+#include "executor/cuda/kernels/activation.cuh"
+#include "executor/cuda/kernels/compile_util.h"
+
+namespace xopt::cuda {
+namespace {
+
+enum class Types { kFloat, kNumeric, kFloatToBool, kBool };
+
+Result<Launch> unary(CompileContext& ctx, UnaryOp op, Types types, const UnaryParams& prm) {
+  XOPT_ASSIGN_OR_RETURN(const DeviceTensor* x, need_input(ctx, 0));
+  XOPT_ASSIGN_OR_RETURN(const DeviceTensor* y, need_output(ctx, 0));
+  bool ok = false;
+  switch (types) {
+    case Types::kFloat:
+    case Types::kFloatToBool:
+      ok = x->dtype == ir::DType::kFloat;
+      break;
+    case Types::kNumeric:
+      ok = x->dtype == ir::DType::kFloat || x->dtype == ir::DType::kInt32 ||
+           x->dtype == ir::DType::kInt64;
+      break;
+    case Types::kBool:
+      ok = x->dtype == ir::DType::kBool;
+      break;
+  }
+  if (!ok)
+    return ctx.unsupported("element type " + type_text(x->dtype) + " is not supported on the GPU");
+  if (y->numel() != x->numel()) return ctx.error("output has another element count");
+  const int64_t n = x->numel();
+  if (n == 0) return no_op_launch();
+  const ElemType t = *elem_type(x->dtype);
+  const void* px = x->data;
+  void* py = y->data;
+  return Launch([=](const LaunchEnv& env) {
+    return check_launch(launch_unary(op, t, px, py, n, prm, env.stream));
+  });
+}
+
+CompileFn simple(UnaryOp op, Types types = Types::kFloat) {
+  return [op, types](CompileContext& ctx) { return unary(ctx, op, types, UnaryParams{}); };
+}
+
+// An op whose parameters come from attributes: `alpha` (and beta / gamma) with their defaults.
+CompileFn with_alpha(UnaryOp op, float alpha) {
+  return [op, alpha](CompileContext& ctx) {
+    UnaryParams p;
+    p.alpha = ctx.node().attr_float("alpha", alpha);
+    return unary(ctx, op, Types::kFloat, p);
+  };
+}
+
+Result<Launch> selu(CompileContext& ctx) {
+  UnaryParams p;
+  p.alpha = ctx.node().attr_float("alpha", 1.67326319217681884765625f);
+  p.gamma = ctx.node().attr_float("gamma", 1.05070102214813232421875f);
+  return unary(ctx, UnaryOp::kSelu, Types::kFloat, p);
+}
+
+Result<Launch> hard_sigmoid(CompileContext& ctx) {
+  UnaryParams p;
+  p.alpha = ctx.node().attr_float("alpha", 0.2f);
+  p.beta = ctx.node().attr_float("beta", 0.5f);
+  return unary(ctx, UnaryOp::kHardSigmoid, Types::kFloat, p);
+}
+
+Result<Launch> is_inf(CompileContext& ctx) {
+  UnaryParams p;
+  p.has_lo = ctx.node().attr_int("detect_negative", 1) != 0;
+  p.has_hi = ctx.node().attr_int("detect_positive", 1) != 0;
+  return unary(ctx, UnaryOp::kIsInf, Types::kFloatToBool, p);
+}
+
+// Clip: attributes min/max before opset 11; optional constant scalar inputs from 11 on.
+Result<Launch> clip(CompileContext& ctx) {
+  UnaryParams p;
+  if (ctx.opset() < 11) {
+    p.lo = ctx.node().attr_float("min", std::numeric_limits<float>::lowest());
+    p.hi = ctx.node().attr_float("max", std::numeric_limits<float>::max());
+    p.has_lo = p.has_hi = true;
+  } else {
+    for (size_t i = 1; i <= 2; ++i) {
+      if (ctx.input(i) == nullptr) continue;
+      if (ctx.input(i)->dtype != ir::DType::kFloat)
+        return ctx.error("bound is " + type_text(ctx.input(i)->dtype) + ", expected float");
+      XOPT_ASSIGN_OR_RETURN(auto v, const_doubles(ctx, i, i == 1 ? "min" : "max"));
+      if (v.size() != 1) return ctx.error("bound must be a scalar");
+      (i == 1 ? p.lo : p.hi) = static_cast<float>(v[0]);
+      (i == 1 ? p.has_lo : p.has_hi) = true;
+    }
+  }
+  return unary(ctx, UnaryOp::kClip, Types::kFloat, p);
+}
+
+// y = op(x + bias) with the bias one row of x's trailing dims (any leading ones dropped), or op(x)
+// without a bias.
+Result<Launch> with_bias(CompileContext& ctx, UnaryOp op, const UnaryParams& prm, size_t bias_at) {
+  const DeviceTensor* bias = ctx.input(bias_at);
+  if (bias == nullptr) return unary(ctx, op, Types::kFloat, prm);
+  XOPT_ASSIGN_OR_RETURN(const DeviceTensor* x, need_input(ctx, 0));
+  XOPT_ASSIGN_OR_RETURN(const DeviceTensor* y, need_output(ctx, 0));
+  if (x->dtype != ir::DType::kFloat || bias->dtype != ir::DType::kFloat)
+    return ctx.unsupported("element type " + type_text(x->dtype) + " is not supported on the GPU");
+  // The bias must be x's trailing dims (after dropping its leading ones).
+  std::vector<int64_t> bd = bias->dims;
+  while (!bd.empty() && bd.front() == 1) bd.erase(bd.begin());
+  bool row = bd.size() <= x->dims.size();
+  for (size_t i = 0; row && i < bd.size(); ++i)
+    row = bd[bd.size() - 1 - i] == x->dims[x->dims.size() - 1 - i];
+  if (!row || y->dims != x->dims)
+    return ctx.unsupported("bias " + dims_text(bias->dims) + " is not a row of input " +
+                           dims_text(x->dims));
+  const int64_t n = x->numel(), bn = dims_product(bd);
+  if (n == 0) return no_op_launch();
+  const float* px = x->as<float>();
+  const float* pb = bias->as<float>();
+  float* py = y->as<float>();
+  return Launch([=](const LaunchEnv& env) {
+    return check_launch(launch_bias_unary(op, px, pb, py, n, bn, prm, env.stream));
+  });
+}
+
+Result<Launch> gelu(CompileContext& ctx) {
+  const std::string approx = ctx.node().attr_string("approximate", "none");
+  if (approx == "none") return unary(ctx, UnaryOp::kGelu, Types::kFloat, {});
+  if (approx == "tanh") return unary(ctx, UnaryOp::kGeluTanh, Types::kFloat, {});
+  return ctx.error("approximate must be \"none\" or \"tanh\", got \"" + approx + "\"");
+}
+
+Result<Launch> ms_gelu(CompileContext& ctx) {
+  return unary(ctx, UnaryOp::kGelu, Types::kFloat, {});
+}
+Result<Launch> ms_fast_gelu(CompileContext& ctx) {
+  return with_bias(ctx, UnaryOp::kGeluTanh, {}, 1);
+}
+Result<Launch> ms_bias_gelu(CompileContext& ctx) {
+  if (ctx.input(1) == nullptr) return ctx.error("BiasGelu needs a bias input");
+  return with_bias(ctx, UnaryOp::kGelu, {}, 1);
+}
+Result<Launch> ms_quick_gelu(CompileContext& ctx) {
+  UnaryParams p;
+  p.alpha = ctx.node().attr_float("alpha", 1.702f);
+  return unary(ctx, UnaryOp::kQuickGelu, Types::kFloat, p);
+}
+
+constexpr const char* kMs = "com.microsoft";
+constexpr const char* kNumericTypes = "float32, int32, int64";
+
+}  // namespace
+
+XOPT_CUDA_KERNEL_TYPES("", "Relu", 6, kLastOpset, simple(UnaryOp::kRelu, Types::kNumeric),
+                       kNumericTypes);
+XOPT_CUDA_KERNEL_TYPES("", "Abs", 6, kLastOpset, simple(UnaryOp::kAbs, Types::kNumeric),
+                       kNumericTypes);
+XOPT_CUDA_KERNEL_TYPES("", "Neg", 6, kLastOpset, simple(UnaryOp::kNeg, Types::kNumeric),
+                       kNumericTypes);
+XOPT_CUDA_KERNEL_TYPES("", "Sign", 9, kLastOpset, simple(UnaryOp::kSign, Types::kNumeric),
+                       kNumericTypes);
+XOPT_CUDA_KERNEL("", "LeakyRelu", 6, kLastOpset, with_alpha(UnaryOp::kLeakyRelu, 0.01f));
+XOPT_CUDA_KERNEL("", "Elu", 6, kLastOpset, with_alpha(UnaryOp::kElu, 1.0f));
+XOPT_CUDA_KERNEL("", "Selu", 6, kLastOpset, selu);
+XOPT_CUDA_KERNEL("", "Celu", 12, kLastOpset, with_alpha(UnaryOp::kCelu, 1.0f));
+XOPT_CUDA_KERNEL("", "ThresholdedRelu", 10, kLastOpset,
+                 with_alpha(UnaryOp::kThresholdedRelu, 1.0f));
+XOPT_CUDA_KERNEL("", "HardSigmoid", 6, kLastOpset, hard_sigmoid);
+XOPT_CUDA_KERNEL("", "HardSwish", 14, kLastOpset, simple(UnaryOp::kHardSwish));
+XOPT_CUDA_KERNEL("", "Softplus", 1, kLastOpset, simple(UnaryOp::kSoftplus));
+XOPT_CUDA_KERNEL("", "Softsign", 1, kLastOpset, simple(UnaryOp::kSoftsign));
+XOPT_CUDA_KERNEL("", "Sigmoid", 6, kLastOpset, simple(UnaryOp::kSigmoid));
+XOPT_CUDA_KERNEL("", "Tanh", 6, kLastOpset, simple(UnaryOp::kTanh));
+XOPT_CUDA_KERNEL("", "Exp", 6, kLastOpset, simple(UnaryOp::kExp));
+XOPT_CUDA_KERNEL("", "Log", 6, kLastOpset, simple(UnaryOp::kLog));
+XOPT_CUDA_KERNEL("", "Sqrt", 6, kLastOpset, simple(UnaryOp::kSqrt));
+XOPT_CUDA_KERNEL("", "Reciprocal", 6, kLastOpset, simple(UnaryOp::kReciprocal));
+XOPT_CUDA_KERNEL("", "Erf", 9, kLastOpset, simple(UnaryOp::kErf));
+XOPT_CUDA_KERNEL("", "Floor", 6, kLastOpset, simple(UnaryOp::kFloor));
+XOPT_CUDA_KERNEL("", "Ceil", 6, kLastOpset, simple(UnaryOp::kCeil));
+XOPT_CUDA_KERNEL("", "Round", 11, kLastOpset, simple(UnaryOp::kRound));
+XOPT_CUDA_KERNEL("", "Sin", 7, kLastOpset, simple(UnaryOp::kSin));
+XOPT_CUDA_KERNEL("", "Cos", 7, kLastOpset, simple(UnaryOp::kCos));
+XOPT_CUDA_KERNEL("", "Tan", 7, kLastOpset, simple(UnaryOp::kTan));
+XOPT_CUDA_KERNEL("", "Asin", 7, kLastOpset, simple(UnaryOp::kAsin));
+XOPT_CUDA_KERNEL("", "Acos", 7, kLastOpset, simple(UnaryOp::kAcos));
+XOPT_CUDA_KERNEL("", "Atan", 7, kLastOpset, simple(UnaryOp::kAtan));
+XOPT_CUDA_KERNEL("", "Sinh", 9, kLastOpset, simple(UnaryOp::kSinh));
+XOPT_CUDA_KERNEL("", "Cosh", 9, kLastOpset, simple(UnaryOp::kCosh));
+XOPT_CUDA_KERNEL("", "Asinh", 9, kLastOpset, simple(UnaryOp::kAsinh));
+XOPT_CUDA_KERNEL("", "Acosh", 9, kLastOpset, simple(UnaryOp::kAcosh));
+XOPT_CUDA_KERNEL("", "Atanh", 9, kLastOpset, simple(UnaryOp::kAtanh));
+XOPT_CUDA_KERNEL("", "Clip", 6, kLastOpset, clip);
+XOPT_CUDA_KERNEL("", "Gelu", 20, kLastOpset, gelu);
+XOPT_CUDA_KERNEL_TYPES("", "IsNaN", 9, kLastOpset, simple(UnaryOp::kIsNaN, Types::kFloatToBool),
+                       "float32 -> bool");
+XOPT_CUDA_KERNEL_TYPES("", "IsInf", 10, kLastOpset, is_inf, "float32 -> bool");
+XOPT_CUDA_KERNEL_TYPES("", "Not", 1, kLastOpset, simple(UnaryOp::kNot, Types::kBool), "bool");
+XOPT_CUDA_KERNEL(kMs, "Gelu", 1, 1, ms_gelu);
+XOPT_CUDA_KERNEL(kMs, "FastGelu", 1, 1, ms_fast_gelu);
+XOPT_CUDA_KERNEL(kMs, "BiasGelu", 1, 1, ms_bias_gelu);
+XOPT_CUDA_KERNEL(kMs, "QuickGelu", 1, 1, ms_quick_gelu);
+
+}  // namespace xopt::cuda
