@@ -1,0 +1,275 @@
+// com.microsoft MultiHeadAttention, fp32, in the unpacked forms the fuse-attention pass emits and
+// the CPU reference (executor/cpu/kernels/nn_contrib_attention.cc) runs:
+//   query [B, S, D]; key [B, L, D] and value [B, L, Dv], or both already split into heads
+//   ([B, N, L, H] / [B, N, L, Hv], then without bias); bias [D + D + Dv] (optional);
+//   key_padding_mask int32 [B], [2B], [B, L] or [B, S, L]; attention_bias [B or 1, N or 1, S, L];
+//   unidirectional, scale (default 1/sqrt(H)), mask_filter_value (default -10000).
+//   Outputs: output [B, S, N*Hv]; present_key / present_value ([B, N, L, H/Hv]) when asked.
+//
+// Two strided-batched cuBLASLt products around one fused kernel:
+//   scores [B, N, S, L] = scale * Q_h K_h^T      (cuBLASLt, batch B*N, in the workspace)
+//   scores = softmax(scores + masks + attention_bias)   (attention.cu, in place)
+//   output[b, :, n*Hv:(n+1)*Hv] = scores V_h       (cuBLASLt, straight into the output's layout)
+// The heads are read where they lie (strides), except that a bias, or a present output that must
+// hold the heads, first splits Q/K/V into [B, N, T, h] (with the bias added). Packed QKV/KV, past
+// state and the qk output are not supported.
+#include <cublasLt.h>
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "executor/cuda/check.h"
+#include "executor/cuda/kernel.h"
+#include "executor/cuda/kernels/attention.cuh"
+#include "executor/cuda/kernels/conv_util.h"
+#include "executor/cuda/kernels/gemm_lt.h"
+
+namespace xopt::cuda {
+namespace {
+
+constexpr size_t kAlign = 256;
+size_t align_up(size_t n) {
+  return (n + kAlign - 1) / kAlign * kAlign;
+}
+
+// Where the heads of one of Q, K, V lie: head (b, n) is rows t of a [T, h] matrix at
+// base + b * b_stride + n * n_stride with row stride `row`.
+struct Heads {
+  const float* base = nullptr;
+  int64_t b_stride = 0, n_stride = 0, row = 0;
+};
+
+Heads raw_heads(const float* p, int64_t n, int64_t t, int64_t h) {  // [B, T, N*h]
+  return {p, t * n * h, h, n * h};
+}
+Heads split_heads(const float* p, int64_t n, int64_t t, int64_t h) {  // [B, N, T, h]
+  return {p, n * t * h, t * h, h};
+}
+
+// A product over the (b, n) pairs: one strided-batched call when every operand's b stride is N
+// times its n stride (or B = 1), otherwise one call per b.
+struct PairGemm {
+  std::shared_ptr<LtGemm> gemm;
+  int64_t calls = 1, a_b = 0, b_b = 0, y_b = 0;  // per-call offsets when calls = B
+
+  Status run(const float* a, const float* b, float* y, void* ws, cudaStream_t stream) const {
+    for (int64_t i = 0; i < calls; ++i)
+      XOPT_RETURN_IF_ERROR(gemm->run(a + i * a_b, b + i * b_b, y + i * y_b, ws, stream));
+    return Status::ok();
+  }
+};
+
+// `s` holds m, n, k, the row/column strides, alpha; batch strides come from the (b, n) strides.
+Result<PairGemm> make_pair_gemm(const CompileContext& ctx, LtGemmSpec s, int64_t nb, int64_t nh,
+                                const float* a, int64_t a_bs, int64_t a_ns, const float* b,
+                                int64_t b_bs, int64_t b_ns, const float* y, int64_t y_bs,
+                                int64_t y_ns) {
+  PairGemm pg;
+  const bool one_call = nb == 1 || (a_bs == nh * a_ns && b_bs == nh * b_ns && y_bs == nh * y_ns);
+  s.batch = one_call ? nb * nh : nh;
+  s.a_bs = a_ns, s.b_bs = b_ns, s.y_bs = y_ns;
+  if (s.batch == 1) s.a_bs = s.b_bs = s.y_bs = 0;
+  // Alignment: the per-call offsets count too.
+  auto with = [&](const float* p, int64_t off) {
+    return reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(p) |
+                                         (one_call ? 0 : static_cast<uintptr_t>(off) * 4));
+  };
+  XOPT_ASSIGN_OR_RETURN(pg.gemm, LtGemm::create(ctx, s, with(a, a_bs), with(b, b_bs), with(y, y_bs),
+                                                lt_workspace_cap(ctx)));
+  if (!one_call) pg.calls = nb, pg.a_b = a_bs, pg.b_b = b_bs, pg.y_b = y_bs;
+  return pg;
+}
+
+Result<Launch> multi_head_attention(CompileContext& ctx) {
+  const ir::Node& node = ctx.node();
+  const DeviceTensor* q = ctx.input(0);
+  const DeviceTensor* k = ctx.input(1);
+  const DeviceTensor* v = ctx.input(2);
+  const DeviceTensor* bias = ctx.input(3);
+  const DeviceTensor* mask = ctx.input(4);
+  const DeviceTensor* attn_bias = ctx.input(5);
+  if (q == nullptr) return ctx.error("query is required");
+  for (size_t i = 6; i < ctx.num_inputs(); ++i)
+    if (ctx.input(i) != nullptr)
+      return ctx.unsupported(
+          "input " + std::to_string(i) +
+          " (past_key/past_value/past_sequence_length/cache_indirection) is not supported");
+  if (ctx.num_outputs() > 3 && ctx.output(3) != nullptr)
+    return ctx.unsupported("the qk output is not supported");
+  if (k == nullptr || v == nullptr || q->rank() != 3)
+    return ctx.unsupported(
+        "only separate query [B, S, D], key and value are supported (packed QKV/KV is not)");
+  XOPT_RETURN_IF_ERROR(require_float(ctx, {0, 1, 2, 3, 5}));
+  const int64_t n = node.attr_int("num_heads", 0);
+  if (n <= 0) return ctx.error("num_heads must be positive");
+  const int64_t b = q->dims[0], s = q->dims[1], d = q->dims[2];
+  if (d % n != 0)
+    return ctx.error("query hidden size " + std::to_string(d) + " is not a multiple of num_heads");
+  const int64_t h = d / n;
+  int64_t l = 0, hv = 0;
+  const bool kv4 = k->rank() == 4 && v->rank() == 4;
+  if (k->rank() == 3 && v->rank() == 3) {
+    if (k->dims[0] != b || k->dims[2] != d || v->dims[0] != b || v->dims[1] != k->dims[1] ||
+        v->dims[2] % n != 0)
+      return ctx.error("key " + dims_str(k->dims) + " / value " + dims_str(v->dims) +
+                       " do not fit query " + dims_str(q->dims));
+    l = k->dims[1];
+    hv = v->dims[2] / n;
+  } else if (kv4) {
+    if (k->dims[0] != b || k->dims[1] != n || k->dims[3] != h || v->dims[0] != b ||
+        v->dims[1] != n || v->dims[2] != k->dims[2])
+      return ctx.error("key " + dims_str(k->dims) + " / value " + dims_str(v->dims) +
+                       " are not [B, N, L, H] for query " + dims_str(q->dims));
+    if (bias != nullptr) return ctx.unsupported("bias with key/value already split into heads");
+    l = k->dims[2];
+    hv = v->dims[3];
+  } else {
+    return ctx.unsupported("key " + dims_str(k->dims) + " / value " + dims_str(v->dims) +
+                           " layout (packed or mixed ranks)");
+  }
+  if (bias != nullptr && bias->numel() != 2 * d + n * hv)
+    return ctx.error("bias has " + std::to_string(bias->numel()) + " elements, expected " +
+                     std::to_string(2 * d + n * hv));
+  SoftmaxParams sp;
+  sp.b = b, sp.n = n, sp.s = s, sp.l = l;
+  if (attn_bias != nullptr) {
+    const auto& ad = attn_bias->dims;
+    if (ad.size() != 4 || (ad[0] != 1 && ad[0] != b) || (ad[1] != 1 && ad[1] != n) || ad[2] != s ||
+        ad[3] != l)
+      return ctx.error("attention_bias " + dims_str(ad) + " is not [B or 1, N or 1, S, L]");
+    sp.attn_bias = attn_bias->as<float>();
+    sp.ab_b = ad[0], sp.ab_n = ad[1];
+  }
+  if (mask != nullptr) {
+    if (mask->dtype != ir::DType::kInt32) return ctx.error("key_padding_mask must be int32");
+    const auto& md = mask->dims;
+    if (md.size() == 1 && md[0] == b)
+      sp.mask_kind = KeyMask::kLengths;
+    else if (md.size() == 1 && md[0] == 2 * b)
+      sp.mask_kind = KeyMask::kEndStart;
+    else if (md.size() == 2 && md[0] == b && md[1] == l)
+      sp.mask_kind = KeyMask::k2d;
+    else if (md.size() == 3 && md[0] == b && md[1] == s && md[2] == l)
+      sp.mask_kind = KeyMask::k3d;
+    else
+      return ctx.unsupported("key_padding_mask of shape " + dims_str(md));
+    sp.mask = mask->as<int32_t>();
+  }
+  sp.causal = node.attr_int("unidirectional", 0) != 0;
+  sp.mask_filter = node.attr_float("mask_filter_value", -10000.0f);
+  const float scale = node.has_attr("scale") && node.attr_float("scale", 0.0f) != 0.0f
+                          ? node.attr_float("scale", 0.0f)
+                          : static_cast<float>(1.0 / std::sqrt(static_cast<double>(h)));
+
+  XOPT_RETURN_IF_ERROR(check_output_dims(ctx, 0, {b, s, n * hv}));
+  const DeviceTensor* present_k = ctx.num_outputs() > 1 ? ctx.output(1) : nullptr;
+  const DeviceTensor* present_v = ctx.num_outputs() > 2 ? ctx.output(2) : nullptr;
+  if (present_k != nullptr) XOPT_RETURN_IF_ERROR(check_output_dims(ctx, 1, {b, n, l, h}));
+  if (present_v != nullptr) XOPT_RETURN_IF_ERROR(check_output_dims(ctx, 2, {b, n, l, hv}));
+  float* yd = ctx.output(0)->as<float>();
+  if (ctx.output(0)->numel() == 0) return Launch([](const LaunchEnv&) { return Status::ok(); });
+
+  // Workspace: [split Q] [split K] [split V] scores [cuBLASLt], each 256-byte aligned. Offsets
+  // are relative to env.workspace, known only when the launch runs.
+  const float* bd = bias != nullptr ? bias->as<float>() : nullptr;
+  size_t ws = 0;
+  auto take = [&](int64_t elems) {
+    const size_t at = ws;
+    ws += align_up(static_cast<size_t>(elems) * sizeof(float));
+    return at;
+  };
+  const bool split_q = bd != nullptr;
+  const bool split_k = !kv4 && (bd != nullptr || present_k != nullptr);
+  const bool split_v = !kv4 && (bd != nullptr || present_v != nullptr);
+  const size_t q_at = split_q ? take(b * n * s * h) : 0;
+  const size_t k_at = split_k && present_k == nullptr ? take(b * n * l * h) : 0;
+  const size_t v_at = split_v && present_v == nullptr ? take(b * n * l * hv) : 0;
+  const size_t scores_at = take(b * n * s * l);
+  const size_t lt_at = ws;
+
+  // The GEMMs are planned against stand-in addresses for workspace buffers (offsets from 0:
+  // their alignment is what matters; the region itself is 256-byte aligned).
+  auto ws_ptr = [](size_t at) {
+    return reinterpret_cast<const float*>(static_cast<uintptr_t>(kAlign + at));
+  };
+  const Heads qh =
+      split_q ? split_heads(ws_ptr(q_at), n, s, h) : raw_heads(q->as<float>(), n, s, h);
+  const Heads kh =
+      kv4       ? split_heads(k->as<float>(), n, l, h)
+      : split_k ? split_heads(present_k != nullptr ? present_k->as<float>() : ws_ptr(k_at), n, l, h)
+                : raw_heads(k->as<float>(), n, l, h);
+  const Heads vh =
+      kv4 ? split_heads(v->as<float>(), n, l, hv)
+      : split_v
+          ? split_heads(present_v != nullptr ? present_v->as<float>() : ws_ptr(v_at), n, l, hv)
+          : raw_heads(v->as<float>(), n, l, hv);
+
+  // scores (S x L) = scale * Q_h (S x H) * K_h^T (H x L).
+  LtGemmSpec s1;
+  s1.m = s, s1.n = l, s1.k = h;
+  s1.a_rs = qh.row, s1.a_cs = 1;
+  s1.b_rs = 1, s1.b_cs = kh.row;  // K_h^T: element (h, l) at l * row + h
+  s1.y_ld = l;
+  s1.alpha = scale;
+  XOPT_ASSIGN_OR_RETURN(
+      PairGemm g1, make_pair_gemm(ctx, s1, b, n, qh.base, qh.b_stride, qh.n_stride, kh.base,
+                                  kh.b_stride, kh.n_stride, ws_ptr(scores_at), n * s * l, s * l));
+  // output[b, s, n*Hv + j] (S x Hv, row stride N*Hv) = P (S x L) * V_h (L x Hv).
+  LtGemmSpec s2;
+  s2.m = s, s2.n = hv, s2.k = l;
+  s2.a_rs = l, s2.a_cs = 1;
+  s2.b_rs = vh.row, s2.b_cs = 1;
+  s2.y_ld = n * hv;
+  XOPT_ASSIGN_OR_RETURN(PairGemm g2,
+                        make_pair_gemm(ctx, s2, b, n, ws_ptr(scores_at), n * s * l, s * l, vh.base,
+                                       vh.b_stride, vh.n_stride, yd, s * n * hv, hv));
+  const size_t lt_ws = std::max(g1.gemm->workspace(), g2.gemm->workspace());
+  ctx.request_workspace(lt_at + lt_ws);
+
+  const float* qd = q->as<float>();
+  const float* kd = k->as<float>();
+  const float* vd = v->as<float>();
+  float* pk = present_k != nullptr ? present_k->as<float>() : nullptr;
+  float* pv = present_v != nullptr ? present_v->as<float>() : nullptr;
+  const size_t k_bytes = k->nbytes(), v_bytes = v->nbytes();
+  const size_t need = lt_at + lt_ws;
+  return Launch([=](const LaunchEnv& env) -> Status {
+    if (env.workspace_bytes < need)
+      return internal_error("MultiHeadAttention: workspace smaller than requested");
+    char* w = static_cast<char*>(env.workspace);
+    float* wq = reinterpret_cast<float*>(w + q_at);
+    float* wk = pk != nullptr ? pk : reinterpret_cast<float*>(w + k_at);
+    float* wv = pv != nullptr ? pv : reinterpret_cast<float*>(w + v_at);
+    float* scores = reinterpret_cast<float*>(w + scores_at);
+    if (split_q)
+      XOPT_RETURN_IF_ERROR(check_launch(launch_split_heads(qd, bd, wq, b, s, n, h, env.stream)));
+    if (split_k)
+      XOPT_RETURN_IF_ERROR(check_launch(
+          launch_split_heads(kd, bd != nullptr ? bd + d : nullptr, wk, b, l, n, h, env.stream)));
+    if (split_v)
+      XOPT_RETURN_IF_ERROR(check_launch(launch_split_heads(vd, bd != nullptr ? bd + 2 * d : nullptr,
+                                                           wv, b, l, n, hv, env.stream)));
+    if (kv4 && pk != nullptr)
+      XOPT_CUDA_RETURN_IF_ERROR(
+          cudaMemcpyAsync(pk, kd, k_bytes, cudaMemcpyDeviceToDevice, env.stream));
+    if (kv4 && pv != nullptr)
+      XOPT_CUDA_RETURN_IF_ERROR(
+          cudaMemcpyAsync(pv, vd, v_bytes, cudaMemcpyDeviceToDevice, env.stream));
+    const float* qa = split_q ? wq : qd;
+    const float* ka = kv4 ? kd : split_k ? wk : kd;
+    const float* va = kv4 ? vd : split_v ? wv : vd;
+    void* lt_ws_ptr = w + lt_at;
+    XOPT_RETURN_IF_ERROR(g1.run(qa, ka, scores, lt_ws_ptr, env.stream));
+    XOPT_RETURN_IF_ERROR(check_launch(launch_attention_softmax(scores, sp, env.stream)));
+    return g2.run(scores, va, yd, lt_ws_ptr, env.stream);
+  });
+}
+
+}  // namespace
+
+XOPT_CUDA_KERNEL("com.microsoft", "MultiHeadAttention", 1, 1, multi_head_attention);
+
+}  // namespace xopt::cuda
