@@ -1,0 +1,260 @@
+// Reduction kernels (see reduce.cuh). A trailing reduction runs one warp per output (one block
+// when an output reduces many elements); any other set of axes runs one thread per output, which
+// reads coalesced across a warp whenever the innermost dim is kept.
+#include <cmath>
+#include <cstdint>
+#include <type_traits>
+
+#include "executor/cuda/kernels/device_util.cuh"
+#include "executor/cuda/kernels/reduce.cuh"
+
+namespace xopt::cuda {
+namespace {
+
+using dev::grid_for;
+using dev::kThreads;
+
+template <ReduceOp kOp>
+struct R {
+  static constexpr bool kExtreme = kOp == ReduceOp::kMax || kOp == ReduceOp::kMin;
+  using Acc = std::conditional_t<kExtreme, float, double>;
+
+  __device__ static Acc init() {
+    if constexpr (kOp == ReduceOp::kMax) return -INFINITY;
+    if constexpr (kOp == ReduceOp::kMin) return INFINITY;
+    if constexpr (kOp == ReduceOp::kProd) return 1.0;
+    return Acc(0);
+  }
+  __device__ static Acc combine(Acc a, Acc b) {
+    if constexpr (kExtreme) {
+      if (isnan(a)) return a;
+      if (isnan(b)) return b;
+      return kOp == ReduceOp::kMax ? (b > a ? b : a) : (b < a ? b : a);
+    } else if constexpr (kOp == ReduceOp::kProd) {
+      return a * b;
+    } else {
+      return a + b;
+    }
+  }
+  __device__ static Acc step(Acc a, float v, double shift) {
+    if constexpr (kExtreme || kOp == ReduceOp::kProd) {
+      return combine(a, static_cast<Acc>(v));
+    } else if constexpr (kOp == ReduceOp::kL1) {
+      return a + static_cast<double>(fabsf(v));
+    } else if constexpr (kOp == ReduceOp::kL2 || kOp == ReduceOp::kSumSquare) {
+      return a + static_cast<double>(v) * static_cast<double>(v);
+    } else if constexpr (kOp == ReduceOp::kLogSumExp) {
+      return a + exp(static_cast<double>(v) - shift);
+    } else {
+      return a + static_cast<double>(v);
+    }
+  }
+  __device__ static float finish(Acc a, int64_t count, double shift) {
+    if constexpr (kOp == ReduceOp::kMean) return static_cast<float>(a / static_cast<double>(count));
+    if constexpr (kOp == ReduceOp::kL2) return static_cast<float>(sqrt(a));
+    if constexpr (kOp == ReduceOp::kLogSum) return static_cast<float>(log(a));
+    if constexpr (kOp == ReduceOp::kLogSumExp) return static_cast<float>(log(a) + shift);
+    return static_cast<float>(a);
+  }
+};
+
+template <typename Op, typename Acc>
+__device__ __forceinline__ Acc warp_combine(Acc a) {
+  for (int o = 16; o > 0; o >>= 1) a = Op::combine(a, __shfl_xor_sync(0xffffffffu, a, o));
+  return a;
+}
+
+// Combines over the block; every thread gets the result.
+template <typename Op, typename Acc>
+__device__ __forceinline__ Acc block_combine(Acc a, Acc* scratch) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+  a = warp_combine<Op>(a);
+  if (lane == 0) scratch[warp] = a;
+  __syncthreads();
+  Acc r = lane < warps ? scratch[lane] : Op::init();
+  r = warp_combine<Op>(r);
+  __syncthreads();
+  return r;
+}
+
+// The LogSumExp shift: the maximum, or 0 when it is not finite.
+__device__ __forceinline__ double lse_shift(float m) {
+  return isfinite(m) ? static_cast<double>(m) : 0.0;
+}
+
+// One warp per output row of `count` contiguous elements.
+template <ReduceOp kOp>
+__global__ void reduce_rows_warp_kernel(const float* x, float* y, int64_t rows, int64_t count) {
+  using Op = R<kOp>;
+  using MaxOp = R<ReduceOp::kMax>;
+  const int lane = threadIdx.x & 31;
+  const int64_t warps = blockDim.x >> 5;
+  const int64_t step = static_cast<int64_t>(gridDim.x) * warps;
+  for (int64_t r = blockIdx.x * warps + (threadIdx.x >> 5); r < rows; r += step) {
+    const float* xr = x + r * count;
+    double shift = 0.0;
+    if constexpr (kOp == ReduceOp::kLogSumExp) {
+      float m = MaxOp::init();
+      for (int64_t j = lane; j < count; j += 32) m = MaxOp::combine(m, xr[j]);
+      shift = lse_shift(warp_combine<MaxOp>(m));
+    }
+    typename Op::Acc a = Op::init();
+    for (int64_t j = lane; j < count; j += 32) a = Op::step(a, xr[j], shift);
+    a = warp_combine<Op>(a);
+    if (lane == 0) y[r] = Op::finish(a, count, shift);
+  }
+}
+
+// One block per output row (rows with many elements).
+template <ReduceOp kOp>
+__global__ void reduce_rows_block_kernel(const float* x, float* y, int64_t rows, int64_t count) {
+  using Op = R<kOp>;
+  using MaxOp = R<ReduceOp::kMax>;
+  __shared__ typename Op::Acc scratch[32];
+  __shared__ float mscratch[32];
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const float* xr = x + r * count;
+    double shift = 0.0;
+    if constexpr (kOp == ReduceOp::kLogSumExp) {
+      float m = MaxOp::init();
+      for (int64_t j = threadIdx.x; j < count; j += blockDim.x) m = MaxOp::combine(m, xr[j]);
+      shift = lse_shift(block_combine<MaxOp>(m, mscratch));
+    }
+    typename Op::Acc a = Op::init();
+    for (int64_t j = threadIdx.x; j < count; j += blockDim.x) a = Op::step(a, xr[j], shift);
+    a = block_combine<Op>(a, scratch);
+    if (threadIdx.x == 0) y[r] = Op::finish(a, count, shift);
+  }
+}
+
+template <typename I>
+__device__ __forceinline__ I decompose(I i, int rank, const int64_t* dims, const int64_t* strides) {
+  I off = 0;
+  for (int d = rank - 1; d >= 0; --d) {
+    const I dim = static_cast<I>(dims[d]);
+    off += (i % dim) * static_cast<I>(strides[d]);
+    i /= dim;
+  }
+  return off;
+}
+
+// One thread per output.
+template <ReduceOp kOp, typename I>
+__global__ void reduce_general_kernel(const float* x, float* y, ReducePlan p) {
+  using Op = R<kOp>;
+  using MaxOp = R<ReduceOp::kMax>;
+  const I n_out = static_cast<I>(p.n_out), count = static_cast<I>(p.count);
+  const I stride = static_cast<I>(gridDim.x) * static_cast<I>(blockDim.x);
+  for (I o = static_cast<I>(blockIdx.x) * static_cast<I>(blockDim.x) + static_cast<I>(threadIdx.x);
+       o < n_out; o += stride) {
+    const I base = decompose<I>(o, p.kept_rank, p.kept_dims, p.kept_strides);
+    auto at = [&](I k) -> I {
+      if (p.red_rank == 1) return base + k * static_cast<I>(p.red_strides[0]);
+      return base + decompose<I>(k, p.red_rank, p.red_dims, p.red_strides);
+    };
+    double shift = 0.0;
+    if constexpr (kOp == ReduceOp::kLogSumExp) {
+      float m = MaxOp::init();
+      for (I k = 0; k < count; ++k) m = MaxOp::combine(m, x[at(k)]);
+      shift = lse_shift(m);
+    }
+    typename Op::Acc a = Op::init();
+    for (I k = 0; k < count; ++k) a = Op::step(a, x[at(k)], shift);
+    y[o] = Op::finish(a, p.count, shift);
+  }
+}
+
+template <ReduceOp kOp>
+cudaError_t run(const float* x, float* y, const ReducePlan& p, cudaStream_t s) {
+  if (p.n_out == 0) return cudaSuccess;
+  if (p.rows) {
+    if (p.count > 2048 || (p.count > 256 && p.n_out < 1024)) {
+      const int64_t g = p.n_out < (int64_t{1} << 20) ? p.n_out : (int64_t{1} << 20);
+      reduce_rows_block_kernel<kOp>
+          <<<static_cast<unsigned>(g), kThreads, 0, s>>>(x, y, p.n_out, p.count);
+    } else {
+      constexpr int kWarps = kThreads / 32;
+      reduce_rows_warp_kernel<kOp>
+          <<<grid_for((p.n_out + kWarps - 1) / kWarps, 1), kThreads, 0, s>>>(x, y, p.n_out,
+                                                                             p.count);
+    }
+    return cudaGetLastError();
+  }
+  const int64_t total = p.n_out * (p.count > 0 ? p.count : 1);
+  if (total < (int64_t{1} << 31))
+    reduce_general_kernel<kOp, int32_t><<<grid_for(p.n_out), kThreads, 0, s>>>(x, y, p);
+  else
+    reduce_general_kernel<kOp, int64_t><<<grid_for(p.n_out), kThreads, 0, s>>>(x, y, p);
+  return cudaGetLastError();
+}
+
+template <bool kMax>
+__global__ void arg_kernel(const float* x, int64_t* y, int64_t outer, int64_t n, int64_t inner,
+                           bool last) {
+  const int64_t total = outer * inner;
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t c = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; c < total;
+       c += stride) {
+    const int64_t o = c / inner, i = c % inner;
+    const float* s = x + o * n * inner + i;
+    float best = s[0];
+    int64_t at = 0;
+    for (int64_t j = 1; j < n; ++j) {
+      const float v = s[j * inner];
+      bool takes;
+      if (isnan(best))
+        takes = last && isnan(v);
+      else if (isnan(v))
+        takes = true;
+      else
+        takes = (kMax ? v > best : v < best) || (last && v == best);
+      if (takes) {
+        best = v;
+        at = j;
+      }
+    }
+    y[c] = at;
+  }
+}
+
+}  // namespace
+
+cudaError_t launch_reduce(ReduceOp op, const float* x, float* y, const ReducePlan& p,
+                          cudaStream_t s) {
+  switch (op) {
+    case ReduceOp::kSum:
+      return run<ReduceOp::kSum>(x, y, p, s);
+    case ReduceOp::kMean:
+      return run<ReduceOp::kMean>(x, y, p, s);
+    case ReduceOp::kMax:
+      return run<ReduceOp::kMax>(x, y, p, s);
+    case ReduceOp::kMin:
+      return run<ReduceOp::kMin>(x, y, p, s);
+    case ReduceOp::kProd:
+      return run<ReduceOp::kProd>(x, y, p, s);
+    case ReduceOp::kL1:
+      return run<ReduceOp::kL1>(x, y, p, s);
+    case ReduceOp::kL2:
+      return run<ReduceOp::kL2>(x, y, p, s);
+    case ReduceOp::kSumSquare:
+      return run<ReduceOp::kSumSquare>(x, y, p, s);
+    case ReduceOp::kLogSum:
+      return run<ReduceOp::kLogSum>(x, y, p, s);
+    case ReduceOp::kLogSumExp:
+      return run<ReduceOp::kLogSumExp>(x, y, p, s);
+  }
+  return cudaErrorInvalidValue;
+}
+
+cudaError_t launch_arg_extreme(const float* x, int64_t* y, int64_t outer, int64_t n, int64_t inner,
+                               bool is_max, bool select_last, cudaStream_t s) {
+  const int64_t total = outer * inner;
+  if (total == 0) return cudaSuccess;
+  if (is_max)
+    arg_kernel<true><<<grid_for(total), kThreads, 0, s>>>(x, y, outer, n, inner, select_last);
+  else
+    arg_kernel<false><<<grid_for(total), kThreads, 0, s>>>(x, y, outer, n, inner, select_last);
+  return cudaGetLastError();
+}
+
+}  // namespace xopt::cuda
