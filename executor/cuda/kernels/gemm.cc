@@ -250,8 +250,16 @@ Result<Launch> compile_matmul(CompileContext& ctx, const MatMulOptions& opt) {
     s.a_rs = k;
     s.batch = 1, s.a_bs = s.b_bs = s.y_bs = 0;
   }
-  XOPT_ASSIGN_OR_RETURN(std::shared_ptr<LtGemm> g,
-                        LtGemm::create(ctx, s, a.data, b.data, y.data, lt_workspace_cap(ctx)));
+  // The alignment the algorithm may assume covers every call's offset.
+  auto with_offsets = [](const void* p, const std::vector<int64_t>& offs) {
+    uintptr_t v = reinterpret_cast<uintptr_t>(p);
+    for (int64_t o : offs) v |= static_cast<uintptr_t>(o) * sizeof(float);
+    return reinterpret_cast<const void*>(v);
+  };
+  XOPT_ASSIGN_OR_RETURN(
+      std::shared_ptr<LtGemm> g,
+      LtGemm::create(ctx, s, with_offsets(a.data, off_a), with_offsets(b.data, off_b),
+                     with_offsets(y.data, off_y), lt_workspace_cap(ctx)));
   ctx.request_workspace(g->workspace());
   const float* ad = a.as<float>();
   const float* bd = b.as<float>();
