@@ -362,27 +362,43 @@ Result<Launch> conv_transpose(CompileContext& ctx) {
   const DeviceTensor& y = *ctx.output(0);
   if (y.numel() == 0) return Launch([](const LaunchEnv&) { return Status::ok(); });
   // Output index o is the full result's index o + pads_begin; cuDNN's backward data with pad
-  // pads_begin computes exactly that when the forward convolution of Y's shape gives X's shape.
+  // pads_begin on both ends computes exactly that when the forward convolution of Y's shape gives
+  // back X's shape. Otherwise (an end pad larger than the begin pad, as SAME_UPPER makes, or an
+  // output_shape beyond the full result) the full result goes to the workspace, unpadded, and is
+  // cropped into Y.
+  bool direct = true;
   for (size_t i = 0; i < r; ++i) {
     const int64_t span = w.out[i] + 2 * w.pads[i] - w.extent(i);
-    if (w.pads[i] < 0 || span < 0 || span / w.strides[i] + 1 != w.in[i])
-      return ctx.unsupported("ConvTranspose pads [" + std::to_string(w.pads[i]) + ", " +
-                             std::to_string(w.pads[i + r]) + "] with output_padding " +
-                             std::to_string(out_pad[i]) + " on spatial dim " + std::to_string(i) +
-                             ": cuDNN pads both ends by the begin pad, which must then give back "
-                             "X's shape");
+    if (w.pads[i] < 0 || span < 0 || span / w.strides[i] + 1 != w.in[i]) direct = false;
   }
 
   auto st = std::make_shared<ConvState>();
   CudnnGeom g;
-  for (size_t i = 0; i < r; ++i) {
-    g.pads.push_back(static_cast<int>(w.pads[i]));
-    g.strides.push_back(static_cast<int>(w.strides[i]));
-    g.dilations.push_back(static_cast<int>(w.dilations[i]));
-  }
   g.x_dims = x.dims;
   g.y_dims = y_dims;
   g.w_dims = wt.dims;
+  for (size_t i = 0; i < r; ++i) {
+    g.pads.push_back(direct ? static_cast<int>(w.pads[i]) : 0);
+    g.strides.push_back(static_cast<int>(w.strides[i]));
+    g.dilations.push_back(static_cast<int>(w.dilations[i]));
+  }
+  if (!direct) {
+    st->pad = true;  // here: crop the full result into Y
+    st->pad_rank = static_cast<int>(r);
+    st->pad_lead = n_batch * m_out;
+    for (size_t i = 0; i < r; ++i) {
+      const int64_t full = w.strides[i] * (w.in[i] - 1) + w.extent(i);
+      g.y_dims[i + 2] = full;
+      st->pad_in[i] = full;
+      st->pad_before[i] = -w.pads[i];
+      st->pad_out[i] = w.out[i];
+    }
+    st->pad_bytes = align_up(static_cast<size_t>(product(g.y_dims)) * sizeof(float));
+    if (st->pad_bytes > ctx.workspace_limit())
+      return ctx.unsupported("these pads need the full result in the workspace (" +
+                             std::to_string(st->pad_bytes) + " bytes), above the limit of " +
+                             std::to_string(ctx.workspace_limit()));
+  }
   if (r == 1) {
     g.x_dims.insert(g.x_dims.begin() + 2, 1);
     g.y_dims.insert(g.y_dims.begin() + 2, 1);
@@ -406,7 +422,7 @@ Result<Launch> conv_transpose(CompileContext& ctx) {
   XOPT_CUDNN_RETURN_IF_ERROR(
       cudnnSetConvolutionMathType(st->d.conv, math_type(ctx, CUDNN_DEFAULT_MATH)));
 
-  const size_t budget = ctx.workspace_limit();
+  const size_t budget = ctx.workspace_limit() - st->pad_bytes;
   int count = 0;
   XOPT_CUDNN_RETURN_IF_ERROR(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(h, &count));
   std::vector<cudnnConvolutionBwdDataAlgoPerf_t> perf(static_cast<size_t>(std::max(count, 1)));
@@ -427,12 +443,14 @@ Result<Launch> conv_transpose(CompileContext& ctx) {
   cudnnConvolutionBwdDataAlgoPerf_t chosen = fits.front();
   if (ctx.options().tune && x.data != nullptr && wt.data != nullptr && y.data != nullptr) {
     TempDevice scratch;
-    XOPT_RETURN_IF_ERROR(scratch.alloc(max_fit));
+    XOPT_RETURN_IF_ERROR(scratch.alloc(st->pad_bytes + max_fit));
+    void* dx = st->pad ? scratch.p : y.data;
     std::vector<cudnnConvolutionBwdDataAlgoPerf_t> timed(perf.size() + 1);
     int n_timed = 0;
     XOPT_CUDNN_RETURN_IF_ERROR(cudnnFindConvolutionBackwardDataAlgorithmEx(
-        h, st->d.filter, wt.data, st->x, x.data, st->d.conv, st->y, y.data,
-        static_cast<int>(timed.size()), &n_timed, timed.data(), scratch.p, max_fit));
+        h, st->d.filter, wt.data, st->x, x.data, st->d.conv, st->y, dx,
+        static_cast<int>(timed.size()), &n_timed, timed.data(),
+        max_fit > 0 ? static_cast<char*>(scratch.p) + st->pad_bytes : nullptr, max_fit));
     for (int i = 0; i < n_timed; ++i)
       if (timed[i].status == CUDNN_STATUS_SUCCESS && timed[i].memory <= max_fit) {
         chosen = timed[i];
@@ -447,7 +465,7 @@ Result<Launch> conv_transpose(CompileContext& ctx) {
   if (st->conv_ws > budget)
     return ctx.unsupported("cuDNN backward-data algorithm needs " + std::to_string(st->conv_ws) +
                            " bytes of workspace");
-  ctx.request_workspace(st->conv_ws);
+  ctx.request_workspace(st->pad_bytes + st->conv_ws);
 
   const float* xd = x.as<float>();
   const float* wdp = wt.as<float>();
@@ -455,13 +473,19 @@ Result<Launch> conv_transpose(CompileContext& ctx) {
   float* yd = y.as<float>();
   const int64_t n_out = y.numel(), inner = product(w.out);
   return Launch([st, h, xd, wdp, bdp, yd, n_out, m_out, inner](const LaunchEnv& env) -> Status {
-    if (env.workspace_bytes < st->conv_ws)
+    if (env.workspace_bytes < st->pad_bytes + st->conv_ws)
       return internal_error("ConvTranspose: workspace smaller than requested");
     XOPT_CUDNN_RETURN_IF_ERROR(cudnnSetStream(h, env.stream));
     const float one = 1.0f, zero = 0.0f;
-    XOPT_CUDNN_RETURN_IF_ERROR(cudnnConvolutionBackwardData(
-        h, &one, st->d.filter, wdp, st->x, xd, st->d.conv, st->bwd_algo,
-        st->conv_ws > 0 ? env.workspace : nullptr, st->conv_ws, &zero, st->y, yd));
+    float* full = st->pad ? static_cast<float*>(env.workspace) : yd;
+    void* ws = st->conv_ws > 0 ? static_cast<char*>(env.workspace) + st->pad_bytes : nullptr;
+    XOPT_CUDNN_RETURN_IF_ERROR(cudnnConvolutionBackwardData(h, &one, st->d.filter, wdp, st->x, xd,
+                                                            st->d.conv, st->bwd_algo, ws,
+                                                            st->conv_ws, &zero, st->y, full));
+    if (st->pad)
+      XOPT_RETURN_IF_ERROR(
+          check_launch(launch_pad_spatial(full, yd, st->pad_lead, st->pad_rank, st->pad_in,
+                                          st->pad_before, st->pad_out, env.stream)));
     if (bdp != nullptr)
       return check_launch(
           launch_bias_act(yd, bdp, nullptr, n_out, m_out, inner, ActParams{}, env.stream));
