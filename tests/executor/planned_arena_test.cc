@@ -10,6 +10,7 @@
 #include "ir/onnx_io.h"
 #include "ir/shape_inference.h"
 #include "planner/planner.h"
+#include "tests/util/compare_outputs.h"
 #include "tests/util/test_util.h"
 
 namespace xopt::exec {
@@ -48,9 +49,8 @@ TEST(PlannedArena, SharedModelsMatchSimpleMode) {
       ro.stats = &stats;
       auto arena = run_model(*model, inputs, ro);
       ASSERT_TRUE(arena.is_ok()) << arena.status().message();
-      for (size_t i = 0; i < simple->size(); ++i)
-        EXPECT_TRUE((*arena)[i].same_contents((*simple)[i]))
-            << "output " << i << " differs from simple mode (io_in_arena=" << io << ")";
+      EXPECT_EQ(test::outputs_difference(*arena, *simple, test::kBitwise), "")
+          << "arena mode vs simple mode (io_in_arena=" << io << ")";
       EXPECT_EQ(stats.arena_bytes, plan->arena_bytes);
       std::cout << name << " io_in_arena=" << io << ": arena " << plan->arena_bytes
                 << " bytes (lower bound " << plan->lower_bound << ", naive " << plan->naive_bytes

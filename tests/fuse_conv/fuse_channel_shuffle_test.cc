@@ -94,7 +94,8 @@ TEST(FuseChannelShuffle, NumericallyExact) {
       z = Reshape(t2, s4)
     })";
   // Both sides copy elements: any difference at all is a mismatch.
-  auto stats = test::expect_pipeline_preserves_outputs(text, "fuse-channel-shuffle", 0.0, 1e-30);
+  auto stats =
+      test::expect_pipeline_preserves_outputs(text, "fuse-channel-shuffle", test::kBitwise);
   EXPECT_EQ(test::counter(stats, "fuse-channel-shuffle", "fuse-channel-shuffle"), 2);
 }
 

@@ -85,7 +85,7 @@ TEST(FuseSlices, NumericallyExact) {
       e = Slice(x, one, big, ax2)
     })";
   // Both sides copy elements: any difference at all is a mismatch.
-  auto stats = test::expect_pipeline_preserves_outputs(text, "fuse-slices", 0.0, 1e-30);
+  auto stats = test::expect_pipeline_preserves_outputs(text, "fuse-slices", test::kBitwise);
   EXPECT_EQ(test::counter(stats, "fuse-slices", "fuse-slices"), 2);
   EXPECT_EQ(test::counter(stats, "fuse-slices", "slices"), 5);
 }

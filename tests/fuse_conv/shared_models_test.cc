@@ -1,18 +1,22 @@
-// fold,fuse on the shared CNNs: the outputs stay those of the original model (CPU executor,
-// rtol 1e-4), the result passes the ONNX checker, and the conv blocks are fused. Prints node counts
-// before -> after and the counters. With XOPT_SAVE_OPTIMIZED=DIR the optimized models are written
-// there as NAME.opt.onnx (tests/fuse_conv/check_with_onnxruntime.py runs them in onnxruntime).
+// fold,fuse on the shared CNNs: the outputs stay those of the original model (CPU executor, rtol
+// 1e-4 of the output's scale, tests/util/compare_outputs.h), the result passes the ONNX checker,
+// and the conv blocks are fused. Prints node counts before -> after and the counters. With
+// XOPT_SAVE_OPTIMIZED=DIR the optimized models are written there as NAME.opt.onnx
+// (tests/fuse_conv/check_with_onnxruntime.py runs them in onnxruntime).
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <optional>
+#include <vector>
 
 #include "executor/cpu/conformance.h"
 #include "executor/cpu/session.h"
 #include "ir/onnx_io.h"
 #include "onnx/checker.h"
 #include "passes/pass_manager.h"
+#include "tests/util/compare_outputs.h"
 #include "tests/util/equivalence.h"
 #include "tests/util/pass_golden.h"
 #include "tests/util/test_util.h"
@@ -103,8 +107,44 @@ Optimized optimize_and_compare(const std::string& name) {
 
   std::map<std::string, ir::Tensor> inputs = {
       {original->graph->runtime_inputs().at(0)->name(), *in}};
-  test::expect_same_outputs(*original, *model, inputs, 1e-4, 1e-5);
+  test::expect_same_outputs(*original, *model, inputs);
   return r;
+}
+
+// The model NAME after fold,fuse, its test_data_set_0 input and the original model's outputs.
+struct FusedModel {
+  ir::Model model;
+  std::map<std::string, ir::Tensor> inputs;
+  std::vector<ir::Tensor> reference;
+};
+std::optional<FusedModel> fuse_for_mutation(const std::string& name) {
+  const std::string path = test::shared_model_path(name);
+  auto original = ir::load_model(path);
+  auto model = ir::load_model(path);
+  EXPECT_TRUE(original.is_ok() && model.is_ok());
+  auto in = exec::conformance::read_tensor_file(
+      (fs::path(path).parent_path() / "test_data_set_0" / "input_0.pb").string());
+  EXPECT_TRUE(in.is_ok());
+  if (!original.is_ok() || !model.is_ok() || !in.is_ok()) return std::nullopt;
+  passes::PassManager pm;
+  EXPECT_TRUE(pm.add_pipeline("fold,fuse").is_ok());
+  passes::PassContext ctx;
+  Status s = pm.run(*model, ctx);
+  EXPECT_TRUE(s.is_ok()) << s.message();
+  if (!s.is_ok()) return std::nullopt;
+  std::map<std::string, ir::Tensor> inputs = {
+      {original->graph->runtime_inputs().at(0)->name(), *in}};
+  auto want = exec::run_model(*original, inputs);
+  EXPECT_TRUE(want.is_ok()) << want.status().message();
+  if (!want.is_ok()) return std::nullopt;
+  return FusedModel{std::move(*model), std::move(inputs), std::move(*want)};
+}
+
+// What expect_same_outputs would say about `m` ("" = it passes).
+std::string difference(const FusedModel& f, const ir::Model& m) {
+  auto got = exec::run_model(m, f.inputs);
+  if (!got.is_ok()) return got.status().message();
+  return test::outputs_difference(*got, f.reference);
 }
 
 TEST(FuseConvModels, Resnet18) {
@@ -133,6 +173,39 @@ TEST(FuseConvModels, MobilenetV2) {
   EXPECT_EQ(test::counter(r.stats, "fuse-conv-activation", "residual"), count(r.before, "Add"));
   EXPECT_EQ(count(r.after, "com.microsoft.FusedConv"),
             count(r.before, "Clip") + count(r.before, "Add"));
+}
+
+// The comparison the tests above rely on can fail: a fused mobilenet_v2 with every Clip(0,6)
+// dropped from its FusedConv nodes, or with the last conv's weights 10% off, computes something
+// else and is caught. (Against the old ~8e-9 reference, both passed with rtol 1e-4, atol 1e-5.)
+TEST(FuseConvModels, MobilenetV2ComparisonCatchesBrokenFusions) {
+  XOPT_REQUIRE_SHARED(shared);
+  auto fused = fuse_for_mutation("mobilenet_v2");
+  ASSERT_TRUE(fused.has_value());
+  EXPECT_EQ(difference(*fused, fused->model), "");
+
+  auto dropped = fuse_for_mutation("mobilenet_v2");
+  ASSERT_TRUE(dropped.has_value());
+  int clips = 0;
+  for (ir::Node* n : dropped->model.graph->nodes()) {
+    if (n->op_type() != "FusedConv" || !n->has_attr("activation")) continue;
+    n->remove_attr("activation");
+    n->remove_attr("activation_params");
+    ++clips;
+  }
+  EXPECT_EQ(clips, 35);
+  EXPECT_NE(difference(*dropped, dropped->model), "") << "Clip dropped from every FusedConv";
+
+  auto perturbed = fuse_for_mutation("mobilenet_v2");
+  ASSERT_TRUE(perturbed.has_value());
+  ir::Node* last_conv = nullptr;
+  for (ir::Node* n : perturbed->model.graph->nodes())
+    if (n->op_type() == "FusedConv" || n->op_type() == "Conv") last_conv = n;
+  ASSERT_NE(last_conv, nullptr);
+  ir::Tensor* w = last_conv->input(1)->mutable_initializer();
+  ASSERT_NE(w, nullptr);
+  for (int64_t i = 0; i < w->numel(); ++i) w->mutable_data<float>()[i] *= 1.1f;
+  EXPECT_NE(difference(*perturbed, perturbed->model), "") << "last conv's weights 10% off";
 }
 
 TEST(FuseConvModels, Squeezenet) {

@@ -150,7 +150,7 @@ constexpr const char* kCausal4 =
 
 TEST(FuseAttention, TorchPackedSequenceMajorCausal) {
   const std::string before = torch_mha("1,4,4", kCausal4);
-  auto r = test::run_pipeline("fuse-attention", before);
+  auto r = test::run_pipeline("fuse-attention", before, nullptr, test::kWithinRounding);
   ASSERT_TRUE(r.status.is_ok()) << r.status.message();
   EXPECT_TRUE(r.changed);
   // The weights are the packed columns of w_in; check their names and the node structure.
@@ -182,7 +182,7 @@ TEST(FuseAttention, TorchPackedSequenceMajorCausal) {
 // fuse-skip-layernorm to take).
 TEST(FuseAttention, TorchOutProjectionFolded) {
   const std::string before = torch_mha("1,4,4", kCausal4, true);
-  auto r = test::run_pipeline("fuse-attention", before);
+  auto r = test::run_pipeline("fuse-attention", before, nullptr, test::kWithinRounding);
   ASSERT_TRUE(r.status.is_ok()) << r.status.message();
   EXPECT_TRUE(r.changed);
   const std::string want = test::canonical(
@@ -265,7 +265,7 @@ TEST(FuseAttention, FlattenedTokensCrossAttention) {
                                    {"WK", values(64, 22)},
                                    {"WV", values(64, 23)},
                                    {"BV", values(8, 24)}});
-  auto r = test::run_pipeline("fuse-attention", before);
+  auto r = test::run_pipeline("fuse-attention", before, nullptr, test::kWithinRounding);
   ASSERT_TRUE(r.status.is_ok()) << r.status.message();
   EXPECT_NE(r.text.find("MultiHeadAttention<num_heads = 2"), std::string::npos) << r.text;
   EXPECT_EQ(r.text.find("Softmax"), std::string::npos) << r.text;
@@ -276,7 +276,7 @@ TEST(FuseAttention, FlattenedTokensCrossAttention) {
 TEST(FuseAttention, ConstantMaskBecomesAttentionBias) {
   const std::string mask = "{0, -1e9, 0, -1e9, 0, 0, 0, -1e9, -1e9, 0, 0, 0, 0, 0, 0, -1e9}";
   const std::string before = torch_mha("4,4", mask);
-  auto r = test::run_pipeline("fuse-attention", before);
+  auto r = test::run_pipeline("fuse-attention", before, nullptr, test::kWithinRounding);
   ASSERT_TRUE(r.status.is_ok()) << r.status.message();
   EXPECT_TRUE(r.changed);
   EXPECT_NE(r.text.find("float[1,1,4,4] mha_attention_bias"), std::string::npos) << r.text;

@@ -7,12 +7,14 @@
 #include <map>
 #include <set>
 
+#include "executor/cpu/compare.h"
 #include "executor/cpu/conformance.h"
 #include "executor/cpu/session.h"
 #include "ir/onnx_io.h"
 #include "onnx/checker.h"
 #include "passes/pass_manager.h"
 #include "tests/fusion_xfmr/xfmr_test_util.h"
+#include "tests/util/compare_outputs.h"
 #include "tests/util/test_util.h"
 
 namespace xopt {
@@ -130,14 +132,15 @@ void check_model(const std::string& name) {
   ASSERT_TRUE(want.is_ok()) << want.status().message();
   auto got = exec::run_model(*model, inputs);
   ASSERT_TRUE(got.is_ok()) << got.status().message();
-  std::string why;
-  EXPECT_TRUE(exec::conformance::outputs_match((*got)[0], (*want)[0], 1e-4, 1e-5, &why)) << why;
-  EXPECT_TRUE(exec::conformance::outputs_match((*got)[0], *torch_out, 1e-4, 1e-5, &why)) << why;
+  EXPECT_EQ(test::output_difference((*got)[0], (*want)[0], {}, "vs original"), "");
+  EXPECT_EQ(test::output_difference((*got)[0], *torch_out, {}, "vs PyTorch"), "");
+  const exec::TensorDiff vs_original = exec::compare_tensors("y", (*got)[0], (*want)[0]);
+  const exec::TensorDiff vs_torch = exec::compare_tensors("y", (*got)[0], *torch_out);
   std::printf(
-      "  vs original: max abs diff %.3g, max rel diff %.3g; vs PyTorch: %.3g, %.3g (rel over "
-      "|ref| >= 1e-3)\n",
-      test::max_abs_diff((*got)[0], (*want)[0]), test::max_rel_diff((*got)[0], (*want)[0]),
-      test::max_abs_diff((*got)[0], *torch_out), test::max_rel_diff((*got)[0], *torch_out));
+      "  vs original: max abs diff %.3g, max rel diff %.3g, cosine %.9f; vs PyTorch: %.3g, %.3g, "
+      "%.9f (rel = max|a-b| / max|ref|)\n",
+      vs_original.max_abs, vs_original.max_rel, vs_original.cosine, vs_torch.max_abs,
+      vs_torch.max_rel, vs_torch.cosine);
 }
 
 TEST(FusionXfmrModels, BertMini) {

@@ -1,4 +1,4 @@
-// Helpers for the transformer fusion tests: the ops after a pipeline, diff metrics, and "the CPU
+// Helpers for the transformer fusion tests: the ops after a pipeline, and "the CPU
 // executor gives the same outputs before and after the pass" (inputs: tests/util/equivalence.h).
 #pragma once
 
@@ -11,7 +11,6 @@
 #include <string_view>
 #include <vector>
 
-#include "executor/cpu/conformance.h"
 #include "executor/cpu/session.h"
 #include "tests/util/pass_golden.h"
 
@@ -31,25 +30,9 @@ inline std::vector<std::string> ops_after(std::string_view pipeline, std::string
   return out;
 }
 
-// Max |a - b| over two float tensors of one shape, and max |a - b| / |b| over the elements with
-// |b| >= 1e-3 (for printing).
-inline double max_abs_diff(const ir::Tensor& a, const ir::Tensor& b) {
-  double worst = 0;
-  for (int64_t i = 0; i < a.numel(); ++i)
-    worst = std::max(worst, std::fabs(double{a.data<float>()[i]} - b.data<float>()[i]));
-  return worst;
-}
-inline double max_rel_diff(const ir::Tensor& a, const ir::Tensor& b) {
-  double worst = 0;
-  for (int64_t i = 0; i < a.numel(); ++i) {
-    double x = a.data<float>()[i], y = b.data<float>()[i];
-    if (std::fabs(y) >= 1e-3) worst = std::max(worst, std::fabs(x - y) / std::fabs(y));
-  }
-  return worst;
-}
-
 // Runs `pipeline` on the model in `text` (which it must change), then checks that the CPU executor
-// gives the same outputs for the model before and after, within rtol 1e-4 (atol 1e-5).
+// gives the same outputs for the model before and after, within rtol 1e-4 (atol 1e-5) of their
+// scale (tests/util/compare_outputs.h).
 inline void expect_numerically_equal(std::string_view pipeline, std::string_view text,
                                      uint32_t seed = 7) {
   ir::Model before = parse_text(text);
@@ -68,23 +51,20 @@ inline void expect_numerically_equal(std::string_view pipeline, std::string_view
   ASSERT_TRUE(want.is_ok()) << want.status().message();
   auto got = exec::run_model(after, inputs);
   ASSERT_TRUE(got.is_ok()) << got.status().message() << "\n" << ir::print_graph_text(after);
-  ASSERT_EQ(got->size(), want->size());
-  for (size_t i = 0; i < got->size(); ++i) {
-    std::string why;
-    EXPECT_TRUE(exec::conformance::outputs_match((*got)[i], (*want)[i], 1e-4, 1e-5, &why))
-        << "output " << i << ": " << why;
-  }
+  EXPECT_EQ(outputs_difference(*got, *want), "");
 }
 
 }  // namespace xopt::test
 
 // Runs `pass` on `before` and expects the printed result to equal `after` (ONNX text). Fused ops
 // compute in another order than the chains they replace, so outputs are compared with a tolerance
-// by expect_numerically_equal, not bit for bit.
-#define EXPECT_FUSES(pass, before, after)                                        \
-  do {                                                                           \
-    auto xopt_outcome_ = ::xopt::test::run_pipeline(pass, before);               \
-    ASSERT_TRUE(xopt_outcome_.status.is_ok()) << xopt_outcome_.status.message(); \
-    EXPECT_TRUE(xopt_outcome_.changed);                                          \
-    EXPECT_EQ(xopt_outcome_.text, ::xopt::test::canonical(after));               \
+// within rounding, not bit for bit (run_pipeline fails the test when they differ or cannot be
+// compared).
+#define EXPECT_FUSES(pass, before, after)                                                 \
+  do {                                                                                    \
+    auto xopt_outcome_ =                                                                  \
+        ::xopt::test::run_pipeline(pass, before, nullptr, ::xopt::test::kWithinRounding); \
+    ASSERT_TRUE(xopt_outcome_.status.is_ok()) << xopt_outcome_.status.message();          \
+    EXPECT_TRUE(xopt_outcome_.changed);                                                   \
+    EXPECT_EQ(xopt_outcome_.text, ::xopt::test::canonical(after));                        \
   } while (0)

@@ -8,16 +8,19 @@
 #include <chrono>
 #include <cmath>
 
+#include "executor/cpu/compare.h"
 #include "executor/cpu/conformance.h"
 #include "executor/cpu/session.h"
 #include "ir/onnx_io.h"
+#include "tests/util/compare_outputs.h"
 #include "tests/util/test_util.h"
 
 namespace xopt::test {
 namespace {
 
 struct RunStats {
-  double max_abs = 0, max_ref = 0, seconds = 0;
+  std::string difference = "not run";  // vs PyTorch's output (compare_outputs.h); "" = matches
+  double seconds = 0;
 };
 
 RunStats run_shared_model(const std::string& name) {
@@ -43,23 +46,19 @@ RunStats run_shared_model(const std::string& name) {
     EXPECT_TRUE(out.is_ok()) << out.status().message();
     if (!out.is_ok()) return st;
     st.seconds = std::min(st.seconds, s);
-    const ir::Tensor& y = (*out)[0];
-    EXPECT_EQ(y.dims(), expected->dims());
-    if (y.dims() != expected->dims()) return st;
-    st.max_abs = st.max_ref = 0;
-    for (int64_t j = 0; j < y.numel(); ++j) {
-      st.max_abs = std::max(st.max_abs, std::abs(y.as_double(j) - expected->as_double(j)));
-      st.max_ref = std::max(st.max_ref, std::abs(expected->as_double(j)));
-    }
+    // The project's fp32 target against PyTorch: max|diff| <= 1e-4 max|expected| (+ 1e-5).
+    st.difference = output_difference((*out)[0], *expected, {}, name);
+    const exec::TensorDiff d = exec::compare_tensors(name, (*out)[0], *expected);
+    std::printf("%s: %.3f s, max |diff| %s (max |expected| %s), cosine %.9f\n", name.c_str(), s,
+                exec::format_number(d.max_abs).c_str(), exec::format_number(d.max_ref).c_str(),
+                d.cosine);
+    if (!st.difference.empty()) return st;
   }
-  std::printf("%s: %.3f s, max |diff| %.3g (max |expected| %.3g)\n", name.c_str(), st.seconds,
-              st.max_abs, st.max_ref);
   return st;
 }
 
-// Max error relative to the output's scale: 1e-4 is the project's fp32 target against PyTorch.
 void expect_close(const RunStats& st) {
-  EXPECT_LE(st.max_abs, 1e-4 * std::max(1.0, st.max_ref));
+  EXPECT_EQ(st.difference, "");
 }
 
 TEST(NnModels, Resnet18MatchesPyTorch) {

@@ -1,6 +1,7 @@
 #include "tests/util/test_util.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -12,16 +13,34 @@ namespace xopt::test {
 
 namespace fs = std::filesystem;
 
-std::optional<std::string> shared_dir() {
+std::string shared_dir_wanted() {
   const char* env = std::getenv("XOPT_SHARED_DIR");
-  std::string dir = env != nullptr ? env : XOPT_SHARED_DIR;
+  return env != nullptr ? env : XOPT_SHARED_DIR;
+}
+
+std::optional<std::string> shared_dir() {
+  const std::string dir = shared_dir_wanted();
   if (fs::exists(fs::path(dir) / "models")) return fs::canonical(dir).string();
   return std::nullopt;
 }
 
+bool in_ci() {
+  const char* env = std::getenv("CI");
+  if (env == nullptr) return false;
+  const std::string v = env;
+  return !v.empty() && v != "0" && v != "false" && v != "FALSE" && v != "False" && v != "no";
+}
+
+std::string missing_shared_message() {
+  std::string m = "the shared folder '" + shared_dir_wanted() +
+                  "' (with models/ and onnx-conformance/) is missing";
+  if (in_ci()) return m + ": CI is set, where it must exist (configure with -DXOPT_SHARED_DIR=...)";
+  return m + ": test skipped (set XOPT_SHARED_DIR, or configure with -DXOPT_SHARED_DIR=...)";
+}
+
 const std::vector<std::string>& shared_model_names() {
-  static const std::vector<std::string> names = {"squeezenet1_1", "mobilenet_v2", "resnet18",
-                                                 "shufflenet_v2_x1_0", "bert_mini", "gpt_nano"};
+  static const std::vector<std::string> names = {"squeezenet1_1",      "mobilenet_v2", "resnet18",
+                                                 "shufflenet_v2_x1_0", "bert_mini",    "gpt_nano"};
   return names;
 }
 
@@ -52,8 +71,7 @@ void canonicalize_graph(onnx::GraphProto& g, const std::string& base_dir) {
 
 void canonicalize(onnx::ModelProto& m, const std::string& base_dir) {
   auto* md = m.mutable_metadata_props();
-  std::sort(md->begin(), md->end(),
-            [](const auto& a, const auto& b) { return a.key() < b.key(); });
+  std::sort(md->begin(), md->end(), [](const auto& a, const auto& b) { return a.key() < b.key(); });
   canonicalize_graph(*m.mutable_graph(), base_dir);
 }
 
@@ -69,15 +87,18 @@ std::string proto_diff(const google::protobuf::Message& a, const google::protobu
   return report.empty() ? "differs" : report;
 }
 
-std::vector<std::string> glob_files(const std::string& dir, const std::string& filename, int max_depth) {
+std::vector<std::string> glob_files(const std::string& dir, const std::string& filename,
+                                    int max_depth) {
   std::vector<std::string> out;
   if (!fs::exists(dir)) return out;
-  for (auto it = fs::recursive_directory_iterator(dir); it != fs::recursive_directory_iterator(); ++it) {
+  for (auto it = fs::recursive_directory_iterator(dir); it != fs::recursive_directory_iterator();
+       ++it) {
     if (it.depth() > max_depth) {
       it.disable_recursion_pending();
       continue;
     }
-    if (it->is_regular_file() && it->path().filename() == filename) out.push_back(it->path().string());
+    if (it->is_regular_file() && it->path().filename() == filename)
+      out.push_back(it->path().string());
   }
   std::sort(out.begin(), out.end());
   return out;
