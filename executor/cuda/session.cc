@@ -1,0 +1,407 @@
+#include "executor/cuda/session.h"
+
+#include <cudnn.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <unordered_map>
+
+#include "executor/cpu/session.h"
+#include "executor/cuda/check.h"
+#include "executor/cuda/device_memory.h"
+#include "planner/intervals.h"
+
+namespace xopt::cuda {
+
+namespace {
+
+std::string op_label(const ir::Node& n) {
+  return n.domain().empty() ? n.op_type() : n.domain() + "." + n.op_type();
+}
+
+std::string version_string(int v) {  // 13000 -> "13.0"
+  return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
+}
+
+// A graph input or output's host-visible staging buffer (pinned, so copies are true async DMA and
+// can live inside the captured graph).
+struct Staging {
+  const ir::Value* value = nullptr;
+  DeviceTensor device;  // its slot on the device
+  PinnedBuffer host;    // pinned host bytes of the same size
+};
+
+}  // namespace
+
+bool device_available(std::string* why) {
+  int n = 0;
+  cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess) {
+    if (why != nullptr) *why = std::string("no usable CUDA device (") + cudaGetErrorString(e) + ")";
+    cudaGetLastError();  // clear the sticky error
+    return false;
+  }
+  if (n == 0) {
+    if (why != nullptr) *why = "no CUDA device";
+    return false;
+  }
+  return true;
+}
+
+std::string DeviceInfo::summary() const {
+  const size_t major = cudnn_version / 10000, minor = (cudnn_version % 10000) / 100,
+               patch = cudnn_version % 100;
+  return name + " (sm_" + std::to_string(compute_capability) + "), driver " +
+         version_string(driver_version) + ", CUDA runtime " + version_string(runtime_version) +
+         ", cuDNN " + std::to_string(major) + "." + std::to_string(minor) + "." +
+         std::to_string(patch);
+}
+
+struct Session::Impl {
+  Footprint footprint;
+  cudaStream_t stream = nullptr;
+  Handles handles;
+  cudaEvent_t start = nullptr, stop = nullptr;
+  DeviceBuffer params, arena, workspace, io;
+  std::vector<Launch> launches;
+  std::vector<size_t> workspace_of;  // per launch
+  std::vector<const ir::Node*> order;
+  std::vector<Staging> inputs, outputs;
+  cudaGraphExec_t graph_exec = nullptr;
+  bool use_graph = true;
+
+  ~Impl() {
+    if (stream != nullptr) cudaStreamSynchronize(stream);
+    launches.clear();  // closures own cuDNN descriptors: destroy them before the handles
+    if (graph_exec != nullptr) cudaGraphExecDestroy(graph_exec);
+    if (start != nullptr) cudaEventDestroy(start);
+    if (stop != nullptr) cudaEventDestroy(stop);
+    if (handles.cudnn != nullptr) cudnnDestroy(handles.cudnn);
+    if (handles.lt != nullptr) cublasLtDestroy(handles.lt);
+    if (stream != nullptr) cudaStreamDestroy(stream);
+  }
+
+  // The whole inference, in order: inputs in, every launch, outputs out.
+  Status enqueue() {
+    for (Staging& s : inputs)
+      if (s.device.nbytes() > 0)
+        XOPT_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(s.device.data, s.host.data(), s.device.nbytes(),
+                                                  cudaMemcpyHostToDevice, stream));
+    for (size_t i = 0; i < launches.size(); ++i) {
+      LaunchEnv env{stream, workspace.data(), workspace_of[i]};
+      Status st = launches[i](env);
+      if (!st.is_ok()) return st.with_context(order[i]->describe() + ": ");
+    }
+    for (Staging& s : outputs)
+      if (s.device.nbytes() > 0)
+        XOPT_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(s.host.data(), s.device.data, s.device.nbytes(),
+                                                  cudaMemcpyDeviceToHost, stream));
+    return Status::ok();
+  }
+
+  Status capture() {
+    XOPT_CUDA_RETURN_IF_ERROR(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+    Status st = enqueue();
+    cudaGraph_t graph = nullptr;
+    cudaError_t end = cudaStreamEndCapture(stream, &graph);
+    XOPT_RETURN_IF_ERROR(st.with_context("capturing the CUDA graph: "));
+    XOPT_RETURN_IF_ERROR(cuda_status(end, "cudaStreamEndCapture"));
+    cudaError_t inst = cudaGraphInstantiate(&graph_exec, graph, 0);
+    cudaGraphDestroy(graph);
+    return cuda_status(inst, "cudaGraphInstantiate");
+  }
+
+  Status launch_once() {
+    if (use_graph) {
+      XOPT_CUDA_RETURN_IF_ERROR(cudaGraphLaunch(graph_exec, stream));
+      return Status::ok();
+    }
+    return enqueue();
+  }
+};
+
+Result<size_t> Session::device_memory_used() {
+  size_t free_bytes = 0, total = 0;
+  XOPT_CUDA_RETURN_IF_ERROR(cudaMemGetInfo(&free_bytes, &total));
+  return total - free_bytes;
+}
+
+Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Session::~Session() = default;
+const Footprint& Session::footprint() const {
+  return impl_->footprint;
+}
+
+Result<std::unique_ptr<Session>> Session::create(const ir::Model& model,
+                                                 const planner::MemoryPlan& plan,
+                                                 const SessionOptions& options) {
+  std::string why;
+  if (!device_available(&why)) return unsupported("CUDA executor: " + why);
+  XOPT_RETURN_IF_ERROR(planner::check_plan(plan));
+  const ir::Graph& g = *model.graph;
+  auto impl = std::make_unique<Impl>();
+  Footprint& fp = impl->footprint;
+  impl->use_graph = options.use_graph;
+
+  // Context first, then the library handles; what the device then uses is the context's cost.
+  XOPT_CUDA_RETURN_IF_ERROR(cudaSetDevice(0));
+  XOPT_CUDA_RETURN_IF_ERROR(cudaFree(nullptr));
+  cudaDeviceProp prop{};
+  XOPT_CUDA_RETURN_IF_ERROR(cudaGetDeviceProperties(&prop, 0));
+  fp.device.name = prop.name;
+  fp.device.compute_capability = prop.major * 10 + prop.minor;
+  fp.device.total_memory = prop.totalGlobalMem;
+  XOPT_CUDA_RETURN_IF_ERROR(cudaDriverGetVersion(&fp.device.driver_version));
+  XOPT_CUDA_RETURN_IF_ERROR(cudaRuntimeGetVersion(&fp.device.runtime_version));
+  fp.device.cudnn_version = cudnnGetVersion();
+  XOPT_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&impl->stream, cudaStreamNonBlocking));
+  XOPT_CUDNN_RETURN_IF_ERROR(cudnnCreate(&impl->handles.cudnn));
+  XOPT_CUDNN_RETURN_IF_ERROR(cudnnSetStream(impl->handles.cudnn, impl->stream));
+  XOPT_CUBLAS_RETURN_IF_ERROR(cublasLtCreate(&impl->handles.lt));
+  XOPT_CUDA_RETURN_IF_ERROR(cudaEventCreate(&impl->start));
+  XOPT_CUDA_RETURN_IF_ERROR(cudaEventCreate(&impl->stop));
+  XOPT_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(impl->stream));
+  XOPT_ASSIGN_OR_RETURN(fp.context, device_memory_used());
+
+  XOPT_ASSIGN_OR_RETURN(impl->order, exec::execution_order(g, &plan));
+  if (!plan.node_order.empty() && plan.node_order.size() != impl->order.size())
+    return invalid_argument("memory plan: it orders " + std::to_string(plan.node_order.size()) +
+                            " nodes but the graph has " + std::to_string(impl->order.size()));
+
+  // Every tensor the model touches, with its static dims.
+  std::unordered_map<const ir::Value*, DeviceTensor> slot;
+  auto describe_value = [](const ir::Value& v) {
+    return "value '" + v.name() + "' (" + std::string(ir::dtype_name(v.dtype())) + " " +
+           v.shape().to_string() + ")";
+  };
+  auto static_tensor = [&](const ir::Value& v) -> Result<DeviceTensor> {
+    if (!v.is_tensor() || v.dtype() == ir::DType::kString || v.dtype() == ir::DType::kUndefined)
+      return unsupported("CUDA executor: " + describe_value(v) +
+                         " is not a numeric tensor (strings, sequences and maps stay on the CPU)");
+    if (!v.shape().is_static())
+      return invalid_argument("CUDA executor: " + describe_value(v) +
+                              " has no static shape: plan the model with --input-shape or --batch");
+    DeviceTensor t;
+    t.dtype = v.dtype();
+    t.dims = v.shape().static_dims();
+    return t;
+  };
+
+  // Parameters: every initializer, each aligned, in the graph's initializer order (the layout
+  // planner::parameter_bytes counts).
+  const size_t align = plan.alignment;
+  size_t param_bytes = 0;
+  std::vector<std::pair<const ir::Value*, size_t>> param_offsets;
+  for (const ir::Value* v : g.initializers()) {
+    if (v->initializer() == nullptr) continue;
+    param_offsets.emplace_back(v, param_bytes);
+    param_bytes += planner::align_up(v->initializer()->nbytes(), align);
+  }
+
+  // Graph inputs and outputs outside the arena, and outputs nobody reads: the I/O region.
+  size_t io_bytes = 0;
+  std::vector<std::pair<const ir::Value*, size_t>> io_offsets;
+  auto add_io = [&](const ir::Value* v) -> Status {
+    XOPT_ASSIGN_OR_RETURN(DeviceTensor t, static_tensor(*v));
+    io_offsets.emplace_back(v, io_bytes);
+    io_bytes += planner::align_up(t.nbytes(), align);
+    slot[v] = std::move(t);
+    return Status::ok();
+  };
+  auto planned = [&](const ir::Value* v) { return plan.find(v->name()); };
+  for (const ir::Value* v : g.runtime_inputs())
+    if (planned(v) == nullptr) XOPT_RETURN_IF_ERROR(add_io(v));
+  for (const ir::Node* n : impl->order)
+    for (const ir::Value* v : n->outputs()) {
+      if (v == nullptr || planned(v) != nullptr) continue;
+      if (v->has_uses() && !v->is_graph_output())
+        return invalid_argument("memory plan: " + describe_value(*v) + " (produced by " +
+                                n->describe() + ") is read but has no place in the plan");
+      if (v->is_graph_output() && plan.io_in_arena)
+        return invalid_argument("memory plan: graph output '" + v->name() +
+                                "' has no place in the plan although it plans inputs and outputs "
+                                "in the arena");
+      XOPT_RETURN_IF_ERROR(add_io(v));
+    }
+
+  // One allocation per region, all now; none later.
+  size_t used_before = 0, used_after = 0;
+  XOPT_ASSIGN_OR_RETURN(used_before, device_memory_used());
+  XOPT_ASSIGN_OR_RETURN(impl->params, DeviceBuffer::allocate(param_bytes, "parameters"));
+  XOPT_ASSIGN_OR_RETURN(impl->arena, DeviceBuffer::allocate(plan.arena_bytes, "activation arena"));
+  XOPT_ASSIGN_OR_RETURN(impl->io, DeviceBuffer::allocate(io_bytes, "input/output region"));
+  fp.parameters = param_bytes;
+  fp.arena = plan.arena_bytes;
+  fp.io = io_bytes;
+
+  // Weights go up once.
+  for (const auto& [v, off] : param_offsets) {
+    DeviceTensor t;
+    t.dtype = v->initializer()->dtype();
+    t.dims = v->initializer()->dims();
+    t.data = static_cast<std::byte*>(impl->params.data()) + off;
+    if (t.dtype == ir::DType::kString)
+      return unsupported("CUDA executor: initializer '" + v->name() + "' holds strings");
+    if (t.nbytes() > 0)
+      XOPT_CUDA_RETURN_IF_ERROR(
+          cudaMemcpy(t.data, v->initializer()->raw_data(), t.nbytes(), cudaMemcpyHostToDevice));
+    slot[v] = std::move(t);
+  }
+  for (const auto& [v, off] : io_offsets)
+    slot[v].data = static_cast<std::byte*>(impl->io.data()) + off;
+  for (const planner::PlannedValue& pv : plan.values) {
+    const ir::Value* v = g.find_value(pv.name);
+    if (v == nullptr)
+      return invalid_argument("memory plan: planned value '" + pv.name + "' is not in the graph");
+    XOPT_ASSIGN_OR_RETURN(DeviceTensor t, static_tensor(*v));
+    if (t.nbytes() != pv.bytes)
+      return invalid_argument("memory plan: " + describe_value(*v) + " needs " +
+                              std::to_string(t.nbytes()) + " bytes but the plan gives it " +
+                              std::to_string(pv.bytes));
+    t.data = static_cast<std::byte*>(impl->arena.data()) + pv.offset;
+    slot[v] = std::move(t);
+  }
+
+  // Compile every node into its launch record.
+  const size_t limit =
+      options.workspace_limit != 0 ? options.workspace_limit : plan.workspace_bytes;
+  size_t workspace_needed = 0;
+  for (size_t s = 0; s < impl->order.size(); ++s) {
+    const ir::Node& n = *impl->order[s];
+    const KernelDef* k = KernelRegistry::global().find(n.domain(), n.op_type(), n.opset());
+    if (k == nullptr)
+      return unsupported(n.describe() + ": no CUDA kernel for " + op_label(n) + " at opset " +
+                         std::to_string(n.opset()));
+    std::vector<const DeviceTensor*> ins, outs;
+    std::vector<const ir::Tensor*> consts;
+    for (const ir::Value* v : n.inputs()) {
+      if (v == nullptr) {
+        ins.push_back(nullptr);
+        consts.push_back(nullptr);
+        continue;
+      }
+      auto it = slot.find(v);
+      if (it == slot.end())
+        return invalid_argument(n.describe() + ": input " + describe_value(*v) +
+                                " has no device memory (not planned, not a parameter, not a "
+                                "graph input)");
+      ins.push_back(&it->second);
+      consts.push_back(v->is_constant() ? v->initializer() : nullptr);
+    }
+    for (const ir::Value* v : n.outputs()) {
+      if (v == nullptr) {
+        outs.push_back(nullptr);
+        continue;
+      }
+      outs.push_back(&slot.at(v));
+    }
+    CompileContext ctx(n, std::move(ins), std::move(consts), std::move(outs), impl->handles,
+                       options.compile, limit, impl->stream);
+    Result<Launch> launch = k->compile(ctx);
+    if (!launch.is_ok()) {
+      Status st = launch.status();
+      if (st.message().find(n.describe()) == std::string::npos)
+        st = st.with_context(n.describe() + ": ");
+      return st;
+    }
+    if (ctx.workspace_requested() > limit)
+      return invalid_argument(
+          n.describe() + ": needs " + std::to_string(ctx.workspace_requested()) +
+          " bytes of workspace but the plan's workspace region holds " + std::to_string(limit) +
+          " (plan with `--device cuda` to size it from the GPU's algorithms)");
+    impl->launches.push_back(std::move(launch).value());
+    impl->workspace_of.push_back(ctx.workspace_requested());
+    workspace_needed = std::max(workspace_needed, ctx.workspace_requested());
+  }
+  fp.node_workspace = impl->workspace_of;
+  fp.workspace = options.workspace_limit != 0 ? planner::align_up(workspace_needed, align)
+                                              : plan.workspace_bytes;
+  XOPT_ASSIGN_OR_RETURN(impl->workspace, DeviceBuffer::allocate(fp.workspace, "workspace"));
+  XOPT_ASSIGN_OR_RETURN(used_after, device_memory_used());
+  fp.device_allocations = DeviceBuffer::allocations();
+
+  // Pinned staging for every graph input and output.
+  for (const ir::Value* v : g.runtime_inputs()) {
+    Staging s;
+    s.value = v;
+    s.device = slot.at(v);
+    XOPT_ASSIGN_OR_RETURN(s.host, PinnedBuffer::allocate(s.device.nbytes()));
+    impl->inputs.push_back(std::move(s));
+  }
+  for (const ir::Value* v : g.outputs()) {
+    auto it = slot.find(v);
+    if (it == slot.end())
+      return invalid_model("graph output '" + v->name() + "' is never computed");
+    Staging s;
+    s.value = v;
+    s.device = it->second;
+    XOPT_ASSIGN_OR_RETURN(s.host, PinnedBuffer::allocate(s.device.nbytes()));
+    impl->outputs.push_back(std::move(s));
+  }
+
+  if (impl->use_graph) XOPT_RETURN_IF_ERROR(impl->capture());
+  // Warm-up: the first run loads kernels lazily; what the device uses beyond our regions then is
+  // the context's true cost.
+  XOPT_RETURN_IF_ERROR(impl->launch_once());
+  XOPT_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(impl->stream));
+  XOPT_ASSIGN_OR_RETURN(size_t used_warm, device_memory_used());
+  const size_t ours = used_after - std::min(used_after, used_before);
+  fp.context_after_warmup = used_warm - std::min(used_warm, ours);
+  return std::unique_ptr<Session>(new Session(std::move(impl)));
+}
+
+Result<std::vector<ir::Tensor>> Session::run(const std::map<std::string, ir::Tensor>& inputs,
+                                             RunTiming* timing) {
+  Impl& s = *impl_;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (const auto& [name, t] : inputs) {
+    const bool known = std::any_of(s.inputs.begin(), s.inputs.end(),
+                                   [&](const Staging& st) { return st.value->name() == name; });
+    if (!known) return invalid_argument("'" + name + "' is not an input of the graph");
+  }
+  for (Staging& in : s.inputs) {
+    auto it = inputs.find(in.value->name());
+    if (it == inputs.end())
+      return invalid_argument("input '" + in.value->name() + "' is not given (planned " +
+                              std::string(ir::dtype_name(in.device.dtype)) + " " +
+                              ir::Shape::of(in.device.dims).to_string() + ")");
+    const ir::Tensor& t = it->second;
+    if (t.dtype() != in.device.dtype)
+      return invalid_argument("input '" + in.value->name() + "' is " +
+                              std::string(ir::dtype_name(t.dtype())) + " but the plan has " +
+                              std::string(ir::dtype_name(in.device.dtype)));
+    if (t.dims() != in.device.dims) {
+      std::string which;
+      for (size_t i = 0; i < std::min(t.rank(), in.device.dims.size()); ++i)
+        if (t.dims()[i] != in.device.dims[i]) {
+          which = " (dim " + std::to_string(i) + " is " + std::to_string(t.dims()[i]) + ", not " +
+                  std::to_string(in.device.dims[i]) + ")";
+          break;
+        }
+      return invalid_argument(
+          "input '" + in.value->name() + "' has shape " + ir::Shape::of(t.dims()).to_string() +
+          " but the model was planned for " + ir::Shape::of(in.device.dims).to_string() + which);
+    }
+    if (t.nbytes() > 0) std::memcpy(in.host.data(), t.raw_data(), t.nbytes());
+  }
+  XOPT_CUDA_RETURN_IF_ERROR(cudaEventRecord(s.start, s.stream));
+  XOPT_RETURN_IF_ERROR(s.launch_once());
+  XOPT_CUDA_RETURN_IF_ERROR(cudaEventRecord(s.stop, s.stream));
+  XOPT_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(s.stream));
+  std::vector<ir::Tensor> results;
+  results.reserve(s.outputs.size());
+  for (Staging& out : s.outputs) {
+    ir::Tensor t(out.device.dtype, out.device.dims);
+    if (t.nbytes() > 0) std::memcpy(t.mutable_raw_data(), out.host.data(), t.nbytes());
+    results.push_back(std::move(t));
+  }
+  if (timing != nullptr) {
+    XOPT_CUDA_RETURN_IF_ERROR(cudaEventElapsedTime(&timing->gpu_ms, s.start, s.stop));
+    timing->host_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  }
+  return results;
+}
+
+}  // namespace xopt::cuda

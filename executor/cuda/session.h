@@ -1,0 +1,99 @@
+// Runs a planned model on an NVIDIA GPU inside exactly the planned bytes.
+//
+// Load (Session::create): measure the CUDA context (cudaMemGetInfo around context and
+// library-handle creation), make one device allocation each for the parameters, the activation
+// arena (at the plan's offsets) and the workspace (the plan's size), plus one for graph inputs and
+// outputs the plan keeps outside the arena; upload the weights; compile every node into a Launch
+// bound to its slots (executor/cuda/kernel.h); capture the whole list, with the input and output
+// copies, into a CUDA graph. Run: copy inputs into pinned staging, launch the graph, copy outputs
+// out. Nothing is allocated or decided while running.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "executor/cuda/kernel.h"
+#include "ir/graph.h"
+#include "ir/tensor.h"
+#include "planner/memory_plan.h"
+
+namespace xopt::cuda {
+
+// Whether a CUDA device can be used here; `why` says why not ("no CUDA device", the driver error).
+bool device_available(std::string* why = nullptr);
+
+struct DeviceInfo {
+  std::string name;            // "NVIDIA H200"
+  int compute_capability = 0;  // 90
+  size_t total_memory = 0;
+  int driver_version = 0;       // cudaDriverGetVersion, e.g. 13000
+  int runtime_version = 0;      // cudaRuntimeGetVersion
+  size_t cudnn_version = 0;     // cudnnGetVersion, e.g. 91400
+  std::string summary() const;  // "NVIDIA H200 (sm_90), driver 13.0, CUDA 13.0, cuDNN 9.14.0"
+};
+
+// Device memory as measured, in the four buckets (plus the I/O region for graph inputs and outputs
+// that the plan keeps outside the arena).
+struct Footprint {
+  DeviceInfo device;
+  // Device memory in use (total - free) after the context and library handles exist and before
+  // any allocation of ours; `context_after_warmup` measures it again after the first run (lazily
+  // loaded kernels included), minus our own allocations.
+  size_t context = 0;
+  size_t context_after_warmup = 0;
+  size_t parameters = 0;  // the parameter region: every initializer, each aligned
+  size_t arena = 0;       // the activation arena (plan.arena_bytes)
+  size_t workspace = 0;   // the workspace region (plan.workspace_bytes)
+  size_t io = 0;          // graph inputs/outputs outside the arena, and outputs nobody reads
+  size_t device_allocations = 0;  // cudaMalloc calls made by the session (all at load)
+  // Per node (parallel to the plan's node order): the workspace the chosen algorithm needs.
+  std::vector<size_t> node_workspace;
+};
+
+struct SessionOptions {
+  CompileOptions compile;
+  bool use_graph = true;  // capture the launch list into a CUDA graph (false: replay it directly)
+  // Workspace each node may request. 0: the plan's workspace region (a node asking more is an
+  // error naming it). Planning for the device (`xopt --device cuda`) compiles with a generous
+  // limit and stores what each node asked.
+  size_t workspace_limit = 0;
+};
+
+// Per-run figures.
+struct RunTiming {
+  float gpu_ms = 0;    // between CUDA events around the graph launch (copies included)
+  double host_ms = 0;  // wall time of run(), staging copies included
+};
+
+class Session {
+ public:
+  // `plan` must be the model's plan (plan_from_json of metadata "xopt.memory_plan"), made for the
+  // model's static shapes. The session keeps references to neither argument after create().
+  static Result<std::unique_ptr<Session>> create(const ir::Model& model,
+                                                 const planner::MemoryPlan& plan,
+                                                 const SessionOptions& options = {});
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  // Named inputs in, graph outputs out (graph order). Shapes and dtypes must equal the planned ones
+  // (an error names the input and dim otherwise).
+  Result<std::vector<ir::Tensor>> run(const std::map<std::string, ir::Tensor>& inputs,
+                                      RunTiming* timing = nullptr);
+
+  const Footprint& footprint() const;
+  // Device memory in use right now (total - free), for before/after checks.
+  static Result<size_t> device_memory_used();
+
+  struct Impl;
+
+ private:
+  explicit Session(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace xopt::cuda

@@ -1,0 +1,105 @@
+#include "tests/cuda/cuda_test_util.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "executor/cpu/session.h"
+#include "executor/cuda/session.h"
+#include "ir/shape_inference.h"
+#include "ir/text.h"
+#include "planner/planner.h"
+#include "tests/util/equivalence.h"
+
+namespace xopt::test {
+
+namespace {
+
+// Empty when `got` equals `want` within rtol relative to max |want| (floats; NaN and Inf where the
+// reference is finite count as mismatches) or exactly (other types); else what differs.
+std::string difference(const ir::Tensor& got, const ir::Tensor& want, double rtol, double atol) {
+  if (got.dtype() != want.dtype())
+    return "dtype " + std::string(ir::dtype_name(got.dtype())) + " vs " +
+           std::string(ir::dtype_name(want.dtype()));
+  if (got.dims() != want.dims())
+    return "shape " + got.shape().to_string() + " vs " + want.shape().to_string();
+  if (!ir::is_float(want.dtype()))
+    return got.same_contents(want) ? "" : "integer/bool contents differ";
+  double scale = 0, worst = 0;
+  int64_t worst_at = -1;
+  for (int64_t i = 0; i < want.numel(); ++i)
+    if (std::isfinite(want.as_double(i))) scale = std::max(scale, std::abs(want.as_double(i)));
+  for (int64_t i = 0; i < want.numel(); ++i) {
+    const double a = got.as_double(i), b = want.as_double(i);
+    if (std::isnan(b) && std::isnan(a)) continue;
+    if (std::isinf(b) && a == b) continue;
+    if (!std::isfinite(a) || !std::isfinite(b))
+      return "element " + std::to_string(i) + ": " + std::to_string(a) + " vs " + std::to_string(b);
+    if (std::abs(a - b) > worst) {
+      worst = std::abs(a - b);
+      worst_at = i;
+    }
+  }
+  if (worst <= atol + rtol * scale) return "";
+  return "max |gpu - cpu| = " + std::to_string(worst) + " at element " + std::to_string(worst_at) +
+         " (gpu " + std::to_string(got.as_double(worst_at)) + ", cpu " +
+         std::to_string(want.as_double(worst_at)) + ") > " + std::to_string(atol) + " + " +
+         std::to_string(rtol) + " * max|cpu| " + std::to_string(scale);
+}
+
+}  // namespace
+
+bool gpu_present(std::string* why) {
+  return cuda::device_available(why);
+}
+
+void expect_cuda_matches_cpu(ir::Model& model, const CudaCase& c) {
+  ASSERT_FALSE(model.graph->inputs().empty() && model.graph->outputs().empty());
+  const std::string first =
+      model.graph->num_nodes() > 0 ? (*model.graph->nodes().begin())->describe() : "(no nodes)";
+  Status st = ir::infer_shapes(*model.graph);
+  ASSERT_TRUE(st.is_ok()) << first << ": " << st.message();
+  planner::MemoryPlan plan;
+  if (auto json = model.metadata("xopt.memory_plan")) {
+    auto p = planner::plan_from_json(*json);
+    ASSERT_TRUE(p.is_ok()) << p.status().message();
+    plan = std::move(p).value();
+  } else {
+    auto p = planner::plan(*model.graph);
+    ASSERT_TRUE(p.is_ok()) << first << ": " << p.status().message();
+    plan = std::move(p).value();
+  }
+  std::map<std::string, ir::Tensor> inputs = random_inputs(model, c.seed);
+  for (const auto& [name, t] : c.inputs) inputs[name] = t;
+
+  // The twin: the CPU reference states the expected answer, and the plan must hold on the CPU too.
+  auto want = exec::run_model(model, inputs);
+  ASSERT_TRUE(want.is_ok()) << first << ": CPU reference: " << want.status().message();
+  exec::RunOptions in_plan;
+  in_plan.plan = &plan;
+  auto want_planned = exec::run_model(model, inputs, in_plan);
+  ASSERT_TRUE(want_planned.is_ok())
+      << first << ": CPU inside the plan: " << want_planned.status().message();
+
+  std::string why;
+  if (!cuda::device_available(&why)) GTEST_SKIP() << "GPU half skipped: " << why;
+  cuda::SessionOptions options;
+  options.compile.tf32 = c.tf32;
+  options.use_graph = c.use_graph;
+  auto session = cuda::Session::create(model, plan, options);
+  ASSERT_TRUE(session.is_ok()) << first << ": " << session.status().message();
+  auto got = (*session)->run(inputs);
+  ASSERT_TRUE(got.is_ok()) << first << ": " << got.status().message();
+  ASSERT_EQ(got->size(), want->size());
+  for (size_t i = 0; i < want->size(); ++i) {
+    const std::string d = difference((*got)[i], (*want)[i], c.rtol, c.atol);
+    EXPECT_EQ(d, "") << first << ": output " << model.graph->outputs()[i]->name();
+  }
+}
+
+void expect_cuda_matches_cpu(std::string_view model_text, const CudaCase& c) {
+  auto m = ir::parse_model_text(model_text);
+  ASSERT_TRUE(m.is_ok()) << m.status().message();
+  expect_cuda_matches_cpu(*m, c);
+}
+
+}  // namespace xopt::test

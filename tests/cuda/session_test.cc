@@ -1,0 +1,199 @@
+// The CUDA session on whole models: every shared model after fold,fuse,plan runs on the GPU inside
+// exactly its plan, its outputs match the CPU executor (the twin, which always runs) and PyTorch's
+// stored reference, the measured regions equal the plan to the byte, and running allocates nothing.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+
+#include "executor/cpu/conformance.h"
+#include "executor/cpu/session.h"
+#include "executor/cuda/device_memory.h"
+#include "executor/cuda/session.h"
+#include "ir/onnx_io.h"
+#include "ir/shape_inference.h"
+#include "ir/text.h"
+#include "passes/pass_manager.h"
+#include "planner/lifetimes.h"
+#include "planner/planner.h"
+#include "planner/report.h"
+#include "tests/cuda/cuda_test_util.h"
+#include "tests/util/test_util.h"
+
+namespace xopt::cuda {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Optimized {
+  ir::Model model;
+  planner::MemoryPlan plan;
+  std::map<std::string, ir::Tensor> inputs;
+  ir::Tensor reference;  // PyTorch's output_0.pb
+};
+
+Result<Optimized> optimize_shared(const std::string& name) {
+  const std::string path = test::shared_model_path(name);
+  XOPT_ASSIGN_OR_RETURN(ir::Model model, ir::load_model(path));
+  XOPT_RETURN_IF_ERROR(ir::infer_shapes(*model.graph));
+  passes::PassManager pm;
+  XOPT_RETURN_IF_ERROR(pm.add_pipeline("fold,fuse,plan"));
+  passes::PassContext ctx{passes::PassOptions{}};
+  ctx.mark_shapes_valid();
+  XOPT_RETURN_IF_ERROR(pm.run(model, ctx));
+  if (!ctx.plan_outcome()) return internal_error("no plan made");
+  Optimized o{std::move(model), ctx.plan_outcome()->plan, {}, {}};
+  const fs::path data = fs::path(path).parent_path() / "test_data_set_0";
+  XOPT_ASSIGN_OR_RETURN(ir::Tensor in,
+                        exec::conformance::read_tensor_file((data / "input_0.pb").string()));
+  XOPT_ASSIGN_OR_RETURN(o.reference,
+                        exec::conformance::read_tensor_file((data / "output_0.pb").string()));
+  o.inputs[o.model.graph->runtime_inputs().at(0)->name()] = std::move(in);
+  return o;
+}
+
+// max |a - b| / max |ref|, with NaN or Inf anywhere counting as infinitely far.
+double relative_error(const ir::Tensor& a, const ir::Tensor& ref) {
+  if (a.dims() != ref.dims() || a.dtype() != ref.dtype()) return INFINITY;
+  double scale = 0, worst = 0;
+  for (int64_t i = 0; i < ref.numel(); ++i) {
+    const double x = a.as_double(i), y = ref.as_double(i);
+    if (!std::isfinite(x) || !std::isfinite(y)) return INFINITY;
+    scale = std::max(scale, std::abs(y));
+    worst = std::max(worst, std::abs(x - y));
+  }
+  return scale == 0 ? (worst == 0 ? 0 : INFINITY) : worst / scale;
+}
+
+TEST(CudaSession, SharedModelsMatchCpuAndReferenceInsideThePlan) {
+  XOPT_REQUIRE_SHARED(shared);
+  std::string why;
+  const bool gpu = device_available(&why);
+  if (!gpu) std::printf("GPU half skipped: %s (the CPU twin runs)\n", why.c_str());
+  for (const std::string& name : test::shared_model_names()) {
+    SCOPED_TRACE(name);
+    auto o = optimize_shared(name);
+    ASSERT_TRUE(o.is_ok()) << o.status().message();
+    // The twin: the CPU executor inside the same plan states the expected answer.
+    exec::RunOptions ro;
+    ro.plan = &o->plan;
+    auto cpu = exec::run_model(o->model, o->inputs, ro);
+    ASSERT_TRUE(cpu.is_ok()) << cpu.status().message();
+    const double cpu_vs_ref = relative_error((*cpu)[0], o->reference);
+    EXPECT_LE(cpu_vs_ref, 1e-4) << "CPU executor against PyTorch's output";
+    if (!gpu) continue;
+
+    auto s = Session::create(o->model, o->plan);
+    ASSERT_TRUE(s.is_ok()) << s.status().message();
+    auto out = (*s)->run(o->inputs);
+    ASSERT_TRUE(out.is_ok()) << out.status().message();
+    const double gpu_vs_cpu = relative_error((*out)[0], (*cpu)[0]);
+    const double gpu_vs_ref = relative_error((*out)[0], o->reference);
+    EXPECT_LE(gpu_vs_cpu, 1e-4);
+    EXPECT_LE(gpu_vs_ref, 1e-4);
+    const Footprint& fp = (*s)->footprint();
+    EXPECT_EQ(fp.parameters, planner::parameter_bytes(*o->model.graph, o->plan.alignment));
+    EXPECT_EQ(fp.arena, o->plan.arena_bytes);
+    EXPECT_EQ(fp.workspace, o->plan.workspace_bytes);
+    std::printf(
+        "%-20s gpu/cpu %.2e  gpu/ref %.2e  cpu/ref %.2e | params %zu  arena %zu (plan %zu)  "
+        "workspace %zu (plan %zu)  io %zu | context %s at load, %s after warm-up (estimate %s) | "
+        "%s\n",
+        name.c_str(), gpu_vs_cpu, gpu_vs_ref, cpu_vs_ref, fp.parameters, fp.arena,
+        o->plan.arena_bytes, fp.workspace, o->plan.workspace_bytes, fp.io,
+        planner::human_bytes(fp.context).c_str(),
+        planner::human_bytes(fp.context_after_warmup).c_str(),
+        planner::human_bytes(planner::kCudaContextEstimate).c_str(), fp.device.summary().c_str());
+  }
+}
+
+// 100 runs allocate no device memory: no cudaMalloc through our allocator, and the device's used
+// memory is the same before and after (a library allocating behind our back would show there).
+TEST(CudaSession, RunsAllocateNothing) {
+  XOPT_REQUIRE_SHARED(shared);
+  auto o = optimize_shared("resnet18");
+  ASSERT_TRUE(o.is_ok()) << o.status().message();
+  XOPT_REQUIRE_GPU();
+  auto s = Session::create(o->model, o->plan);
+  ASSERT_TRUE(s.is_ok()) << s.status().message();
+  auto first = (*s)->run(o->inputs);
+  ASSERT_TRUE(first.is_ok()) << first.status().message();
+  const size_t allocs = DeviceBuffer::allocations();
+  auto used = Session::device_memory_used();
+  ASSERT_TRUE(used.is_ok());
+  for (int i = 0; i < 100; ++i) {
+    auto out = (*s)->run(o->inputs);
+    ASSERT_TRUE(out.is_ok()) << out.status().message();
+    ASSERT_TRUE((*out)[0].same_contents((*first)[0])) << "run " << i << " differs from the first";
+  }
+  EXPECT_EQ(DeviceBuffer::allocations(), allocs);
+  auto after = Session::device_memory_used();
+  ASSERT_TRUE(after.is_ok());
+  EXPECT_EQ(*after, *used) << "device memory changed across 100 runs";
+  std::printf(
+      "resnet18: 100 runs, %zu device allocations, device memory used %s before and %s "
+      "after\n",
+      DeviceBuffer::allocations() - allocs, planner::human_bytes(*used).c_str(),
+      planner::human_bytes(*after).c_str());
+}
+
+// The graph replay and the direct replay of the launch list compute the same bits.
+TEST(CudaSession, GraphReplayEqualsDirectLaunches) {
+  XOPT_REQUIRE_SHARED(shared);
+  auto o = optimize_shared("bert_mini");
+  ASSERT_TRUE(o.is_ok()) << o.status().message();
+  XOPT_REQUIRE_GPU();
+  SessionOptions direct;
+  direct.use_graph = false;
+  auto a = Session::create(o->model, o->plan);
+  auto b = Session::create(o->model, o->plan, direct);
+  ASSERT_TRUE(a.is_ok()) << a.status().message();
+  ASSERT_TRUE(b.is_ok()) << b.status().message();
+  auto ra = (*a)->run(o->inputs);
+  auto rb = (*b)->run(o->inputs);
+  ASSERT_TRUE(ra.is_ok() && rb.is_ok());
+  for (size_t i = 0; i < ra->size(); ++i) EXPECT_TRUE((*ra)[i].same_contents((*rb)[i]));
+}
+
+// Inputs that disagree with the plan, and plans that lie, are refused with the name of what is
+// wrong. The CPU twin refuses the same plan.
+TEST(CudaSession, RefusesWrongInputsAndLyingPlans) {
+  auto m = ir::parse_model_text(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[2,8] x) => (float[2,8] y) {
+      a = Relu(x)
+      b = Sigmoid(a)
+      y = Add(a, b)
+    }
+  )");
+  ASSERT_TRUE(m.is_ok()) << m.status().message();
+  ASSERT_TRUE(ir::infer_shapes(*m->graph).is_ok());
+  auto plan = planner::plan(*m->graph);
+  ASSERT_TRUE(plan.is_ok()) << plan.status().message();
+  planner::MemoryPlan lying = *plan;
+  ASSERT_FALSE(lying.values.empty());
+  lying.values[0].bytes += 4;  // the value's real size is no longer what the plan says
+  lying.values[0].size += 256;
+  lying.arena_bytes += 256;
+  const std::map<std::string, ir::Tensor> ok = {{"x", ir::Tensor(ir::DType::kFloat, {2, 8})}};
+  exec::RunOptions ro;
+  ro.plan = &lying;
+  EXPECT_FALSE(exec::run_model(*m, ok, ro).is_ok()) << "the CPU twin accepts a lying plan";
+  XOPT_REQUIRE_GPU();
+  auto bad = Session::create(*m, lying);
+  ASSERT_FALSE(bad.is_ok());
+  EXPECT_NE(bad.status().message().find(lying.values[0].name), std::string::npos)
+      << bad.status().message();
+  auto s = Session::create(*m, *plan);
+  ASSERT_TRUE(s.is_ok()) << s.status().message();
+  auto wrong = (*s)->run({{"x", ir::Tensor(ir::DType::kFloat, {3, 8})}});
+  ASSERT_FALSE(wrong.is_ok());
+  EXPECT_NE(wrong.status().message().find("dim 0"), std::string::npos) << wrong.status().message();
+  auto missing = (*s)->run({});
+  ASSERT_FALSE(missing.is_ok());
+  EXPECT_NE(missing.status().message().find("'x'"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace xopt::cuda
