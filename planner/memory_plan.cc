@@ -44,7 +44,9 @@ std::string plan_to_json(const MemoryPlan& plan) {
                     {"cuda_context_estimated", plan.breakdown.cuda_context_estimated},
                     {"parameters", plan.breakdown.parameters},
                     {"activations", plan.breakdown.activations},
-                    {"workspace", plan.breakdown.workspace}};
+                    {"workspace", plan.breakdown.workspace},
+                    {"workspace_estimated", plan.breakdown.workspace_estimated}};
+  if (!plan.breakdown.device.empty()) j["breakdown"]["device"] = plan.breakdown.device;
   return j.dump();
 }
 
@@ -96,6 +98,8 @@ Result<MemoryPlan> plan_from_json(const std::string& text) {
       p.breakdown.parameters = b.value("parameters", size_t{0});
       p.breakdown.activations = b.value("activations", size_t{0});
       p.breakdown.workspace = b.value("workspace", size_t{0});
+      p.breakdown.workspace_estimated = b.value("workspace_estimated", true);
+      p.breakdown.device = b.value("device", std::string());
     }
     return p;
   } catch (const std::exception& e) {

@@ -46,6 +46,10 @@ struct Breakdown {
   size_t parameters = 0;
   size_t activations = 0;  // the arena
   size_t workspace = 0;
+  // Set when a GPU measured the context and sized the workspace from its chosen algorithms: the
+  // device, driver, CUDA and cuDNN versions. Empty: both are the planner's estimates.
+  std::string device;
+  bool workspace_estimated = true;
   size_t total() const { return cuda_context + parameters + activations + workspace; }
 };
 

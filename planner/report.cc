@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "planner/planner.h"
+
 namespace xopt::planner {
 namespace {
 
@@ -38,8 +40,11 @@ std::string report_text(const MemoryPlan& plan) {
       b.cuda_context);
   row("parameters", b.parameters);
   row("activations (arena)", b.activations);
-  row("workspace", b.workspace);
+  row(b.workspace_estimated ? "workspace (estimate)" : "workspace (GPU algorithms)", b.workspace);
   row("total", total);
+  if (!b.device.empty())
+    out += format("  measured on %s (the context estimate was %s)\n", b.device.c_str(),
+                  human_bytes(kCudaContextEstimate).c_str());
   out += "activation planning\n";
   out += format("  %-28s %s%s\n", "strategy", plan.strategy.c_str(),
                 plan.proven_optimal ? " (optimal for this order)" : "");
@@ -78,8 +83,12 @@ std::string report_json(const MemoryPlan& plan) {
       {"cuda_context", {{"bytes", b.cuda_context}, {"estimated", b.cuda_context_estimated}}},
       {"parameters", {{"bytes", b.parameters}}},
       {"activations", {{"bytes", b.activations}}},
-      {"workspace", {{"bytes", b.workspace}}},
+      {"workspace", {{"bytes", b.workspace}, {"estimated", b.workspace_estimated}}},
       {"total", {{"bytes", b.total()}}}};
+  if (!b.device.empty()) {
+    j["breakdown"]["device"] = b.device;
+    j["breakdown"]["cuda_context"]["estimate_before_measuring"] = kCudaContextEstimate;
+  }
   j["planning"] = {{"strategy", plan.strategy},
                    {"arena_bytes", plan.arena_bytes},
                    {"lower_bound", plan.lower_bound},

@@ -168,7 +168,8 @@ Status load_data_sets(const ir::Graph& g, const fs::path& path, bool light,
 
 // Runs one data set; returns "" when it matches, else why not.
 Result<std::string> check_data_set(const ir::Model& model, const DataSet& ds, const Options& o) {
-  XOPT_ASSIGN_OR_RETURN(std::vector<ir::Tensor> got, run_model(model, ds.inputs));
+  XOPT_ASSIGN_OR_RETURN(std::vector<ir::Tensor> got,
+                        o.runner ? o.runner(model, ds.inputs) : run_model(model, ds.inputs));
   if (got.size() != ds.outputs.size())
     return ds.name + ": " + std::to_string(got.size()) + " outputs, expected " +
            std::to_string(ds.outputs.size());
@@ -178,7 +179,7 @@ Result<std::string> check_data_set(const ir::Model& model, const DataSet& ds, co
     if (!outputs_match(got[i], ds.outputs[i], o.rtol, o.atol, &why))
       return ds.name + ": output '" + outs[i]->name() + "': " + why;
   }
-  if (o.also_arena) {
+  if (o.also_arena && !o.runner) {
     XOPT_ASSIGN_OR_RETURN(planner::MemoryPlan plan, sequential_plan(model, ds.inputs, true));
     RunOptions ro;
     ro.plan = &plan;

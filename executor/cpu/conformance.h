@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "ir/graph.h"
 #include "ir/tensor.h"
 
 namespace xopt::exec::conformance {
@@ -38,6 +39,12 @@ struct Options {
   // Also run every data set in an arena laid out by sequential_plan (graph inputs and outputs
   // inside the arena) and require outputs identical to simple mode.
   bool also_arena = false;
+  // Runs a case's model on one data set's inputs (graph outputs in order); unset: the CPU executor.
+  // `xopt conformance --device cuda` sets the CUDA executor here. An unsupported error (no kernel
+  // for the op on that device) makes the case unsupported, any other error makes it fail.
+  std::function<Result<std::vector<ir::Tensor>>(const ir::Model&,
+                                                const std::map<std::string, ir::Tensor>&)>
+      runner;
 };
 
 struct CaseResult {

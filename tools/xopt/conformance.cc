@@ -6,6 +6,7 @@
 
 #include "executor/cpu/conformance_suite.h"
 #include "tools/xopt/command.h"
+#include "tools/xopt/device.h"
 
 namespace xopt::tool {
 namespace {
@@ -18,9 +19,12 @@ struct ConformanceCommand {
   bool require_pass = false;
   bool details = false;
   bool verbose = false;
+  DeviceFlags device;
 };
 
 int run_conformance(ConformanceCommand& c) {
+  if (Status st = check_device_flags(c.device); !st.is_ok()) return report(st);
+  if (c.device.cuda()) c.suite.run.runner = cuda_conformance_runner(c.device);
   if (c.dirs.empty()) c.dirs = conf::default_suite_dirs("../shared");
   if (c.verbose)
     c.suite.on_case = [](const conf::CaseResult& r) {
@@ -53,14 +57,15 @@ std::function<int()> setup_conformance(CLI::App& sub) {
   sub.add_flag("-v,--verbose", c->verbose, "Print each case as it runs");
   sub.add_option("--rtol", c->suite.run.rtol, "Relative tolerance (default 1e-3, ONNX's)");
   sub.add_option("--atol", c->suite.run.atol, "Absolute tolerance (default 1e-7, ONNX's)");
+  add_device_flags(sub, c->device);
   return [c] { return run_conformance(*c); };
 }
 
 }  // namespace
 
 XOPT_SUBCOMMAND("conformance",
-                "Run ONNX backend test folders on the CPU executor; per-op passed / failed / "
-                "unsupported and totals",
+                "Run ONNX backend test folders on the CPU executor (or the GPU: --device cuda); "
+                "per-op passed / failed / unsupported and totals",
                 setup_conformance);
 
 }  // namespace xopt::tool

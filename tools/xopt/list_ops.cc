@@ -10,7 +10,8 @@
 
 namespace xopt::tool {
 
-int list_ops() {
+int list_ops(const DeviceFlags& device) {
+  if (device.cuda()) return list_cuda_ops();
   // (domain, op) -> opset ranges, adjacent or overlapping registrations merged.
   std::map<std::pair<std::string, std::string>, std::vector<std::pair<int, int>>> ops;
   for (const exec::KernelDef& k : exec::KernelRegistry::global().all())

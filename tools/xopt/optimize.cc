@@ -12,10 +12,12 @@
 #include "ir/verifier.h"
 #include "passes/pass_manager.h"
 #include "passes/pass_registry.h"
+#include "planner/annotate.h"
 #include "planner/lifetimes.h"
 #include "planner/memory_plan.h"
 #include "planner/report.h"
 #include "tools/xopt/command.h"
+#include "tools/xopt/device.h"
 #include "tools/xopt/validate.h"
 
 namespace xopt::tool {
@@ -133,8 +135,9 @@ void print_plan(const passes::PlanOutcome& p, bool quiet) {
 
 int run_optimize(const OptimizeOptions& o) {
   if (o.list_passes) return list_passes();
-  if (o.list_ops) return list_ops();
+  if (o.list_ops) return list_ops(o.validation.device);
   if (o.model.empty()) return report_error(kExitUsage, "no model given (see xopt --help)");
+  if (Status st = check_device_flags(o.validation.device); !st.is_ok()) return report(st);
   const std::string out = o.output.empty() ? default_output(o.model) : o.output;
   if (same_file(out, o.model))
     return report_error(kExitUsage, out + ": refusing to overwrite the input model");
@@ -256,6 +259,22 @@ int run_optimize(const OptimizeOptions& o) {
   if (!st.is_ok())
     return report_error(kExitPassFailed, "the optimized graph is invalid: " + st.message(),
                         o.model);
+
+  if (o.validation.device.cuda() && ctx.plan_outcome()) {
+    // The GPU replaces the planner's estimates: each node's workspace is what its chosen algorithm
+    // needs, and the CUDA context is measured.
+    planner::MemoryPlan& plan = ctx.plan_outcome()->plan;
+    auto m = measure_on_cuda(model, plan, o.validation.device);
+    if (!m.is_ok()) return report(m.status(), o.model);
+    plan.node_workspace = m->node_workspace;
+    plan.workspace_bytes = m->workspace;
+    plan.breakdown.workspace = m->workspace;
+    plan.breakdown.workspace_estimated = false;
+    plan.breakdown.cuda_context = m->context_bytes;
+    plan.breakdown.cuda_context_estimated = false;
+    plan.breakdown.device = m->device;
+    planner::write_plan(model, plan);
+  }
 
   // The statistics go first, so that a failure to write either leaves neither behind.
   if (!o.stats_json.empty()) {

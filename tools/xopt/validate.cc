@@ -144,6 +144,7 @@ void add_validate_flags(CLI::App& app, ValidateFlags& f) {
                "Use seeded random inputs even when test_data_set folders are beside the model");
   app.add_flag("--no-plan", f.no_plan,
                "Run a model that carries a memory plan in simple mode instead of inside its plan");
+  add_device_flags(app, f.device);
 }
 
 int validate_models(const ir::Model& a, const ir::Model* b, const ValidateFlags& f,
@@ -154,7 +155,9 @@ int validate_models(const ir::Model& a, const ir::Model* b, const ValidateFlags&
   std::vector<std::string> notes;
   auto feeds = make_feeds(a, b, f, shapes, &notes);
   if (!feeds.is_ok()) return report(feeds.status());
-  if (b == nullptr)
+  if (Status st = check_device_flags(f.device); !st.is_ok()) return report(st);
+  const bool gpu = f.device.cuda();
+  if (b == nullptr && !gpu)
     for (const Feed& feed : *feeds)
       if (feed.expected.empty())
         return report_error(kExitUsage, feed.name +
@@ -172,7 +175,29 @@ int validate_models(const ir::Model& a, const ir::Model* b, const ValidateFlags&
     if (!ra.is_ok()) return report(ra.status());
     std::vector<exec::TensorDiff> diffs;
     std::string title;
-    if (b != nullptr) {
+    if (gpu) {
+      // The GPU runs B (else A); the CPU reference runs A; stored outputs, when there are some,
+      // are a second reference.
+      const ir::Model& m = b != nullptr ? *b : a;
+      const std::string& label = b != nullptr ? label_b : label_a;
+      auto rg = run_on_cuda(m, feed.inputs, f.device);
+      if (!rg.is_ok()) return report(rg.status());
+      const std::string tol = f.device.tf32 ? " (TF32 on: tolerance applies to TF32 math)" : "";
+      diffs = exec::compare_outputs(*rg, *ra, vo.tolerance);
+      std::fputs(exec::format_diff_table(diffs, vo.tolerance,
+                                         feed.name + ": " + label + " [" + rg->mode + "] against " +
+                                             label_a + " on the CPU [" + ra->mode + "]" + tol)
+                     .c_str(),
+                 stdout);
+      for (const auto& d : diffs) {
+        ++outputs;
+        bad += !d.ok;
+      }
+      if (feed.expected.empty()) continue;
+      diffs =
+          exec::compare_outputs(*rg, exec::expected_outputs(*m.graph, feed.expected), vo.tolerance);
+      title = feed.name + ": " + label + " [" + rg->mode + "] against the stored outputs" + tol;
+    } else if (b != nullptr) {
       auto rb = exec::run_for_validation(*b, feed.inputs, vo);
       if (!rb.is_ok()) return report(rb.status());
       diffs = exec::compare_outputs(*rb, *ra, vo.tolerance);

@@ -8,6 +8,7 @@
 
 #include "ir/graph.h"
 #include "ir/shape_inference.h"
+#include "tools/xopt/device.h"
 
 namespace xopt::tool {
 
@@ -20,9 +21,11 @@ struct ValidateFlags {
   double atol = 1e-5;
   bool random = false;   // ignore stored data sets
   bool no_plan = false;  // run planned models in simple mode
+  DeviceFlags device;    // --device cuda: the GPU's outputs against the CPU's and the stored ones
 };
 
-// Adds --data, --input, --input-range, --seed, --rtol, --atol, --random-inputs, --no-plan.
+// Adds --data, --input, --input-range, --seed, --rtol, --atol, --random-inputs, --no-plan and the
+// device flags (device.h).
 void add_validate_flags(CLI::App& app, ValidateFlags& flags);
 
 // Runs A (and B) on the same inputs and prints, per data set, the comparison table on stdout: B
@@ -36,7 +39,8 @@ int validate_models(const ir::Model& a, const ir::Model* b, const ValidateFlags&
                     const ir::ShapeBindings& shapes, const std::string& label_a,
                     const std::string& label_b);
 
-// One line per op the CPU executor has a kernel for: op, domain, opset range. Returns 0.
-int list_ops();
+// One line per op the CPU executor (or with `device` cuda, the CUDA executor) has a kernel for: op,
+// domain, opset range. Returns the exit code.
+int list_ops(const DeviceFlags& device = {});
 
 }  // namespace xopt::tool

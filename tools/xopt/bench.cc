@@ -1,0 +1,184 @@
+// `xopt bench MODEL`: latency and memory of one model, in the spirit of trtexec. On the GPU: the
+// whole inference (input copy, every launch, output copy) timed with CUDA events around each
+// replay, host wall time beside it, and the measured memory next to the plan's. On the CPU: the
+// reference executor inside the plan.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "executor/cpu/model_inputs.h"
+#include "executor/cpu/session.h"
+#include "ir/onnx_io.h"
+#include "ir/shape_inference.h"
+#include "planner/annotate.h"
+#include "planner/report.h"
+#include "tools/xopt/command.h"
+#include "tools/xopt/device.h"
+
+namespace xopt::tool {
+namespace {
+
+struct BenchCommand {
+  std::string model;
+  DeviceFlags device;
+  int64_t batch = 0;
+  int warmup = 10;
+  int iterations = 100;
+  std::string json;
+};
+
+struct Stats {
+  double min = 0, median = 0, p90 = 0, p99 = 0, mean = 0;
+};
+
+Stats summarize(std::vector<double> v) {
+  Stats s;
+  if (v.empty()) return s;
+  std::sort(v.begin(), v.end());
+  auto at = [&](double q) {
+    return v[std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size())))];
+  };
+  s.min = v.front();
+  s.median = at(0.5);
+  s.p90 = at(0.9);
+  s.p99 = at(0.99);
+  for (double x : v) s.mean += x;
+  s.mean /= static_cast<double>(v.size());
+  return s;
+}
+
+nlohmann::json to_json(const Stats& s) {
+  return {{"min", s.min}, {"median", s.median}, {"p90", s.p90}, {"p99", s.p99}, {"mean", s.mean}};
+}
+
+void print_stats(const char* what, const Stats& s) {
+  std::printf("%-10s min %9.4f  median %9.4f  p90 %9.4f  p99 %9.4f  mean %9.4f ms\n", what, s.min,
+              s.median, s.p90, s.p99, s.mean);
+}
+
+int run_bench(const BenchCommand& c) {
+  if (Status st = check_device_flags(c.device); !st.is_ok()) return report(st);
+  if (c.warmup < 0 || c.iterations <= 0)
+    return report_error(kExitUsage, "--warmup must be >= 0 and --iterations > 0");
+  if (c.batch < 0) return report_error(kExitUsage, "--batch must be positive");
+  auto loaded = ir::load_model(c.model);
+  if (!loaded.is_ok()) return report(loaded.status(), c.model);
+  ir::Model& model = *loaded;
+  const bool planned = model.metadata(planner::kPlanMetadataKey).has_value();
+  exec::RandomInputOptions ro;
+  if (c.batch > 0) ro.shapes.batch = c.batch;
+  std::vector<std::string> notes;
+  auto inputs = exec::random_inputs(*model.graph, ro, &notes);
+  if (!inputs.is_ok()) return report(inputs.status(), c.model);
+
+  nlohmann::json j;
+  j["model"] = c.model;
+  j["device"] = c.device.device;
+  j["warmup"] = c.warmup;
+  j["iterations"] = c.iterations;
+  std::vector<double> gpu, host;
+  if (c.device.cuda()) {
+    auto r = bench_on_cuda(model, *inputs, c.device, c.warmup, c.iterations);
+    if (!r.is_ok()) return report(r.status(), c.model);
+    gpu = r->gpu_ms;
+    host = r->host_ms;
+    const DeviceMeasurement& m = r->memory;
+    std::printf("device     %s\n", m.device.c_str());
+    std::printf("plan       %s\n",
+                r->plan_from_model ? "the model's own" : "made for these inputs");
+    auto row = [](const char* name, size_t measured, size_t planned_bytes) {
+      std::printf("  %-22s %14zu  %12s   plan %14zu  %s\n", name, measured,
+                  planner::human_bytes(measured).c_str(), planned_bytes,
+                  measured == planned_bytes ? "(equal)" : "(DIFFERS)");
+    };
+    std::printf("memory (measured on the device vs the plan)\n");
+    std::printf("  %-22s %14zu  %12s   plan %14zu  %s\n", "CUDA context", m.context_bytes,
+                planner::human_bytes(m.context_bytes).c_str(), r->plan.breakdown.cuda_context,
+                r->plan.breakdown.cuda_context_estimated ? "(plan's is an estimate)" : "");
+    row("parameters", m.parameters, r->plan_parameters);
+    row("activations (arena)", m.arena, r->plan.arena_bytes);
+    row("workspace", m.workspace, r->plan.workspace_bytes);
+    std::printf("  %-22s %14zu  %12s   (graph inputs/outputs outside the arena)\n", "I/O", m.io,
+                planner::human_bytes(m.io).c_str());
+    std::printf("  device allocations during the timed runs: %zu\n", r->allocations_during_runs);
+    j["memory"] = {{"context", m.context_bytes},
+                   {"parameters", m.parameters},
+                   {"arena", m.arena},
+                   {"workspace", m.workspace},
+                   {"io", m.io},
+                   {"plan_parameters", r->plan_parameters},
+                   {"plan_arena", r->plan.arena_bytes},
+                   {"plan_workspace", r->plan.workspace_bytes},
+                   {"allocations_during_runs", r->allocations_during_runs},
+                   {"device", m.device}};
+  } else {
+    planner::MemoryPlan plan;
+    exec::RunOptions run;
+    if (planned) {
+      auto p = planner::read_plan(model);
+      if (!p.is_ok()) return report(p.status(), c.model);
+      plan = std::move(p).value();
+      run.plan = &plan;
+    }
+    for (int i = 0; i < c.warmup + c.iterations; ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      auto out = exec::run_model(model, *inputs, run);
+      const double ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      if (!out.is_ok()) return report(out.status(), c.model);
+      if (i >= c.warmup) host.push_back(ms);
+    }
+    std::printf("device     cpu (reference executor%s)\n", planned ? ", inside the plan" : "");
+  }
+  const Stats h = summarize(host);
+  if (!gpu.empty()) {
+    const Stats g = summarize(gpu);
+    print_stats("gpu", g);
+    j["gpu_ms"] = to_json(g);
+  }
+  print_stats("host", h);
+  j["host_ms"] = to_json(h);
+  const double per_s = h.median > 0 ? 1000.0 / h.median : 0;
+  int64_t batch = 1;
+  for (const ir::Value* v : model.graph->runtime_inputs()) {
+    auto it = inputs->find(v->name());
+    if (it != inputs->end() && it->second.rank() > 0) {
+      batch = it->second.dims()[0];
+      break;
+    }
+  }
+  std::printf("throughput %.1f inferences/s (%.1f samples/s at batch %lld, host median)\n", per_s,
+              per_s * static_cast<double>(batch), static_cast<long long>(batch));
+  j["batch"] = batch;
+  j["throughput_per_s"] = per_s;
+  if (!c.json.empty()) {
+    std::ofstream f(c.json);
+    if (!f || !(f << j.dump(2) << "\n"))
+      return report_error(kExitBadModel, c.json + ": cannot write");
+  }
+  return kExitOk;
+}
+
+std::function<int()> setup_bench(CLI::App& sub) {
+  auto c = std::make_shared<BenchCommand>();
+  sub.add_option("model", c->model, "Model (optimized and planned, or plain with static shapes)")
+      ->required();
+  add_device_flags(sub, c->device);
+  sub.add_option("--batch", c->batch, "Leading symbolic dim of the random inputs");
+  sub.add_option("--warmup", c->warmup, "Untimed runs first (default 10)");
+  sub.add_option("--iterations", c->iterations, "Timed runs (default 100)");
+  sub.add_option("--json", c->json, "Also write the figures as JSON");
+  return [c] { return run_bench(*c); };
+}
+
+}  // namespace
+
+XOPT_SUBCOMMAND("bench",
+                "Latency (min/median/p90/p99), throughput and measured memory of one model on the "
+                "GPU (--device cuda) or the CPU",
+                setup_bench);
+
+}  // namespace xopt::tool
