@@ -42,9 +42,11 @@ void parse_type(const onnx::TypeProto& t, Value* v, DType* dtype, Shape* shape, 
   }
   std::vector<Dim> dims;
   for (const auto& d : t.tensor_type().shape().dim()) {
-    if (d.has_dim_value())
+    // "?", an empty dim_param and a negative dim_value are each an unknown dim of its own, never a
+    // symbol shared with other dims (exporters such as Paddle2ONNX write "?" for "any").
+    if (d.has_dim_value() && d.dim_value() >= 0)
       dims.emplace_back(d.dim_value());
-    else if (d.has_dim_param() && !d.dim_param().empty())
+    else if (d.has_dim_param() && !d.dim_param().empty() && d.dim_param() != "?")
       dims.push_back(Dim::symbolic(d.dim_param()));
     else
       dims.emplace_back();
