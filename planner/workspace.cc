@@ -32,9 +32,42 @@ bool is_pointwise(const ir::Node& n, const std::vector<int64_t>& kernel) {
          all_equal(n.attr_ints("pads"), 0);
 }
 
+// com.microsoft MultiHeadAttention: the score matrices of every (batch, head) pair, plus Q, K and
+// V split into heads when a bias has to be added first (executor/cuda/kernels/attention.cc).
+Result<size_t> attention_workspace_bytes(const ir::Node& n) {
+  const ir::Value* q = n.input(0);
+  const ir::Value* k = n.input(1);
+  const ir::Value* v = n.input(2);
+  if (q == nullptr || k == nullptr || v == nullptr) return size_t{0};  // packed forms: none
+  for (const ir::Value* x : {q, k, v})
+    if (!x->shape().is_static())
+      return invalid_argument(n.describe() + ": the workspace model needs the static shape of '" +
+                              x->name() + "' (has " + x->shape().to_string() + ")");
+  const auto qd = q->shape().static_dims(), kd = k->shape().static_dims(),
+             vd = v->shape().static_dims();
+  const int64_t heads = n.attr_int("num_heads", 1);
+  if (qd.size() != 3 || heads <= 0) return size_t{0};
+  const int64_t b = qd[0], s = qd[1], h = qd[2] / heads;
+  const bool kv4 = kd.size() == 4;
+  const int64_t l = kv4 ? kd[2] : kd[1];
+  const int64_t hv = kv4 ? vd[3] : vd.back() / heads;
+  const bool bias = n.input(3) != nullptr;
+  const size_t f = ir::dtype_size(q->dtype());
+  size_t bytes = align_up(static_cast<size_t>(b * heads * s * l) * f, 256);
+  if (bias) {
+    bytes += align_up(static_cast<size_t>(b * heads * s * h) * f, 256);
+    if (!kv4)
+      bytes += align_up(static_cast<size_t>(b * heads * l * h) * f, 256) +
+               align_up(static_cast<size_t>(b * heads * l * hv) * f, 256);
+  }
+  return bytes;
+}
+
 }  // namespace
 
 Result<size_t> node_workspace_bytes(const ir::Node& n) {
+  if (n.domain() == "com.microsoft" && n.op_type() == "MultiHeadAttention")
+    return attention_workspace_bytes(n);
   const bool onnx = n.domain().empty() || n.domain() == "ai.onnx";
   const bool conv = (onnx && (n.op_type() == "Conv" || n.op_type() == "ConvInteger" ||
                               n.op_type() == "QLinearConv")) ||

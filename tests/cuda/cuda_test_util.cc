@@ -1,52 +1,14 @@
 #include "tests/cuda/cuda_test_util.h"
 
-#include <algorithm>
-#include <cmath>
-
 #include "executor/cpu/session.h"
 #include "executor/cuda/session.h"
 #include "ir/shape_inference.h"
 #include "ir/text.h"
 #include "planner/planner.h"
+#include "tests/util/compare_outputs.h"
 #include "tests/util/equivalence.h"
 
 namespace xopt::test {
-
-namespace {
-
-// Empty when `got` equals `want` within rtol relative to max |want| (floats; NaN and Inf where the
-// reference is finite count as mismatches) or exactly (other types); else what differs.
-std::string difference(const ir::Tensor& got, const ir::Tensor& want, double rtol, double atol) {
-  if (got.dtype() != want.dtype())
-    return "dtype " + std::string(ir::dtype_name(got.dtype())) + " vs " +
-           std::string(ir::dtype_name(want.dtype()));
-  if (got.dims() != want.dims())
-    return "shape " + got.shape().to_string() + " vs " + want.shape().to_string();
-  if (!ir::is_float(want.dtype()))
-    return got.same_contents(want) ? "" : "integer/bool contents differ";
-  double scale = 0, worst = 0;
-  int64_t worst_at = -1;
-  for (int64_t i = 0; i < want.numel(); ++i)
-    if (std::isfinite(want.as_double(i))) scale = std::max(scale, std::abs(want.as_double(i)));
-  for (int64_t i = 0; i < want.numel(); ++i) {
-    const double a = got.as_double(i), b = want.as_double(i);
-    if (std::isnan(b) && std::isnan(a)) continue;
-    if (std::isinf(b) && a == b) continue;
-    if (!std::isfinite(a) || !std::isfinite(b))
-      return "element " + std::to_string(i) + ": " + std::to_string(a) + " vs " + std::to_string(b);
-    if (std::abs(a - b) > worst) {
-      worst = std::abs(a - b);
-      worst_at = i;
-    }
-  }
-  if (worst <= atol + rtol * scale) return "";
-  return "max |gpu - cpu| = " + std::to_string(worst) + " at element " + std::to_string(worst_at) +
-         " (gpu " + std::to_string(got.as_double(worst_at)) + ", cpu " +
-         std::to_string(want.as_double(worst_at)) + ") > " + std::to_string(atol) + " + " +
-         std::to_string(rtol) + " * max|cpu| " + std::to_string(scale);
-}
-
-}  // namespace
 
 bool gpu_present(std::string* why) {
   return cuda::device_available(why);
@@ -91,8 +53,12 @@ void expect_cuda_matches_cpu(ir::Model& model, const CudaCase& c) {
   ASSERT_TRUE(got.is_ok()) << first << ": " << got.status().message();
   ASSERT_EQ(got->size(), want->size());
   for (size_t i = 0; i < want->size(); ++i) {
-    const std::string d = difference((*got)[i], (*want)[i], c.rtol, c.atol);
-    EXPECT_EQ(d, "") << first << ": output " << model.graph->outputs()[i]->name();
+    OutputTolerance tol;
+    tol.rtol = c.rtol;
+    tol.atol = c.atol;
+    const std::string d =
+        output_difference((*got)[i], (*want)[i], tol, model.graph->outputs()[i]->name());
+    EXPECT_EQ(d, "") << first << " (GPU against the CPU executor)";
   }
 }
 

@@ -75,6 +75,24 @@ TEST(Workspace, OtherOpsNeedNoneAndTheRegionIsTheLargestNeed) {
   EXPECT_EQ(p->breakdown.workspace, 4096u);
 }
 
+// What the CUDA kernel takes: every (batch, head) score matrix, and with a bias Q, K and V split
+// into heads first.
+TEST(Workspace, MultiHeadAttentionNeedsItsScoreMatrices) {
+  GraphBuilder b;
+  ir::Value* q = b.input("q", {2, 10, 64});  // B 2, S 10, 4 heads of 16
+  ir::Value* k = b.input("k", {2, 12, 64});  // L 12
+  ir::Value* v = b.input("v", {2, 12, 64});
+  b.op("MultiHeadAttention", {q, k, v}, "y", {2, 10, 64}, "com.microsoft");
+  b.last()->set_attr("num_heads", int64_t{4});
+  const size_t scores = 2 * 4 * 10 * 12 * 4;  // 3840, already 256-aligned
+  EXPECT_EQ(*node_workspace_bytes(*b.last()), scores);
+  ir::Value* bias = b.weight("bias", {192});
+  b.op("MultiHeadAttention", {q, k, v, bias}, "y2", {2, 10, 64}, "com.microsoft");
+  b.last()->set_attr("num_heads", int64_t{4});
+  const size_t q_heads = 2 * 10 * 64 * 4, kv_heads = 2 * 12 * 64 * 4;  // 5120, 6144
+  EXPECT_EQ(*node_workspace_bytes(*b.last()), scores + q_heads + 2 * kv_heads);
+}
+
 TEST(Workspace, UnknownShapesAreAnErrorNamingTheNode) {
   GraphBuilder b;
   ir::Value* x = b.input("x", {1, 3, 8, 8});
