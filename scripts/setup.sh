@@ -27,6 +27,6 @@ if ! python3 -c 'import onnx, onnxruntime, numpy' >/dev/null 2>&1; then
     python3 -m pip install --break-system-packages onnx onnxruntime numpy
 fi
 
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo ${XOPT_CMAKE_ARGS:-}
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DXOPT_WERROR=ON ${XOPT_CMAKE_ARGS:-}
 # Without arguments only the tools are built; scripts/test.sh builds the rest.
 ninja -C build "${@:-xopt}"
