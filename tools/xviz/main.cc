@@ -1,0 +1,128 @@
+// xviz: draws what xopt did and where the bytes go.
+//   xviz graph MODEL -o out.svg|png|pdf|dot [--collapse-depth N] [--show-weights]
+//   xviz timeline MODEL.opt.onnx -o t.svg|html
+//   xviz diff A.onnx B.onnx -o diff.svg|html
+//   xviz breakdown MODEL... -o b.svg
+// The viz library does the work and returns errors; this file parses flags, writes files and picks
+// exit codes (0 ok, 1 usage, 2 bad model or unwritable file).
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "ir/onnx_io.h"
+#include "ir/shape_inference.h"
+#include "viz/breakdown.h"
+#include "viz/diff.h"
+#include "viz/graph_drawing.h"
+#include "viz/output.h"
+#include "viz/timeline.h"
+
+namespace {
+
+using namespace xopt;
+
+int fail(const Status& st) {
+  std::fprintf(stderr, "xviz: error: %s\n", st.message().c_str());
+  return st.code() == ErrorCode::kInvalidArgument ? 1 : 2;
+}
+
+int finish(const Status& st, const std::string& out) {
+  if (!st.is_ok()) return fail(st);
+  std::printf("wrote %s\n", out.c_str());
+  return 0;
+}
+
+int run_graph(const std::string& model, const std::string& out, int depth, bool weights) {
+  auto format = viz::format_from_path(out);
+  if (!format.is_ok()) return fail(format.status());
+  auto m = viz::load_for_drawing(model);
+  if (!m.is_ok()) return fail(m.status());
+  viz::GraphOptions o;
+  o.collapse_depth = depth;
+  o.show_weights = weights;
+  o.title = std::filesystem::path(model).filename().string();
+  auto d = viz::draw_graph(*m->graph, *format, o);
+  if (!d.is_ok()) return fail(d.status());
+  return finish(viz::write_file(out, d->data), out);
+}
+
+int run_timeline(const std::string& model, const std::string& out) {
+  auto m = viz::load_for_drawing(model);
+  if (!m.is_ok()) return fail(m.status());
+  auto page = viz::timeline_file(*m, out);
+  if (!page.is_ok()) return fail(page.status());
+  return finish(viz::write_file(out, *page), out);
+}
+
+int run_diff(const std::string& a, const std::string& b, const std::string& out) {
+  auto before = viz::load_for_drawing(a);
+  if (!before.is_ok()) return fail(before.status());
+  auto after = viz::load_for_drawing(b);
+  if (!after.is_ok()) return fail(after.status());
+  auto page = viz::diff_file(*before, *after, out);
+  if (!page.is_ok()) return fail(page.status());
+  return finish(viz::write_file(out, *page), out);
+}
+
+int run_breakdown(const std::vector<std::string>& models, const std::string& out) {
+  std::vector<viz::BreakdownBar> bars;
+  for (const auto& path : models) {
+    auto m = viz::load_for_drawing(path);
+    if (!m.is_ok()) return fail(m.status());
+    auto bar = viz::breakdown_bar(*m, std::filesystem::path(path).filename().string());
+    if (!bar.is_ok()) return fail(bar.status());
+    bars.push_back(*bar);
+  }
+  auto page = viz::breakdown_file(bars, out);
+  if (!page.is_ok()) return fail(page.status());
+  return finish(viz::write_file(out, *page), out);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"xviz: draws ONNX graphs, graph diffs, memory timelines and breakdowns", "xviz"};
+  app.require_subcommand(1, 1);
+
+  std::string model, out, other;
+  int depth = -1;
+  bool weights = false;
+  std::vector<std::string> models;
+
+  CLI::App* graph = app.add_subcommand("graph", "Draw a model's graph (.svg, .png, .pdf or .dot)");
+  graph->add_option("model", model, "Model (.onnx)")->required();
+  graph->add_option("-o,--output", out, "Output file: .svg, .png, .pdf or .dot")->required();
+  graph->add_option("--collapse-depth", depth,
+                    "Draw each name-scope cluster deeper than N as one box with its op counts");
+  graph->add_flag("--show-weights", weights, "Draw initializers as nodes of their own");
+
+  CLI::App* timeline =
+      app.add_subcommand("timeline", "Draw the memory plan stored in a model (.svg or .html)");
+  timeline->add_option("model", model, "Model carrying xopt.memory_plan")->required();
+  timeline->add_option("-o,--output", out, "Output file: .svg or .html")->required();
+
+  CLI::App* diff = app.add_subcommand("diff", "What changed from A to B (.svg or .html)");
+  diff->add_option("a", model, "Model before")->required();
+  diff->add_option("b", other, "Model after")->required();
+  diff->add_option("-o,--output", out, "Output file: .svg or .html")->required();
+
+  CLI::App* breakdown =
+      app.add_subcommand("breakdown", "Memory breakdown of planned models as stacked bars (.svg)");
+  breakdown->add_option("models", models, "Models carrying xopt.memory_plan")->required();
+  breakdown->add_option("-o,--output", out, "Output file: .svg or .html")->required();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);
+    std::fprintf(stderr, "xviz: error: %s (see xviz --help)\n", e.what());
+    return 1;
+  }
+  if (graph->parsed()) return run_graph(model, out, depth, weights);
+  if (timeline->parsed()) return run_timeline(model, out);
+  if (diff->parsed()) return run_diff(model, other, out);
+  return run_breakdown(models, out);
+}

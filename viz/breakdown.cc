@@ -1,0 +1,104 @@
+#include "viz/breakdown.h"
+
+#include <algorithm>
+
+#include "planner/annotate.h"
+#include "viz/format.h"
+#include "viz/output.h"
+
+namespace xopt::viz {
+namespace {
+
+struct Bucket {
+  const char* name;
+  const char* colour;
+};
+const Bucket kBuckets[] = {{"CUDA context", "#bdbdbd"},
+                           {"parameters", "#6baed6"},
+                           {"activations (arena)", "#fd8d3c"},
+                           {"workspace", "#74c476"}};
+
+}  // namespace
+
+Result<BreakdownBar> breakdown_bar(const ir::Model& m, const std::string& label) {
+  XOPT_ASSIGN_OR_RETURN(planner::MemoryPlan plan, planner::read_plan(m));
+  BreakdownBar bar{label, plan.breakdown};
+  if (plan.batch > 0) bar.label += " (batch " + std::to_string(plan.batch) + ")";
+  return bar;
+}
+
+std::string breakdown_svg(const std::vector<BreakdownBar>& bars, const std::string& title) {
+  const double left = 200, right = 30, bar_h = 30, gap = 22, top = 62, width = 900;
+  size_t most = 1;
+  for (const auto& b : bars) most = std::max(most, b.breakdown.total());
+  const double scale = (width - left - right) / static_cast<double>(most);
+  const double height = top + static_cast<double>(bars.size()) * (bar_h + gap) + 30;
+  std::string svg = format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"xopt-breakdown\" width=\"%.0f\" "
+      "height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" font-family=\"Helvetica,Arial,sans-serif\" "
+      "font-size=\"11\">\n",
+      width, height, width, height);
+  svg +=
+      "<defs><pattern id=\"bd-hatch\" width=\"7\" height=\"7\" patternUnits=\"userSpaceOnUse\" "
+      "patternTransform=\"rotate(45)\"><rect width=\"7\" height=\"7\" fill=\"#e0e0e0\"/>"
+      "<line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"7\" stroke=\"#777\" stroke-width=\"2.5\"/>"
+      "</pattern></defs>\n";
+  svg += "<text x=\"10\" y=\"18\" font-size=\"13\" font-weight=\"bold\">" +
+         xml_escape(title.empty() ? std::string("memory breakdown") : title) + "</text>\n";
+  double lx = 10;
+  auto legend = [&](const std::string& fill, const std::string& name) {
+    svg += format(
+               "<rect x=\"%.1f\" y=\"30\" width=\"14\" height=\"14\" fill=\"%s\" "
+               "stroke=\"#444\" stroke-width=\"0.5\"/><text x=\"%.1f\" y=\"41\">",
+               lx, fill.c_str(), lx + 18) +
+           xml_escape(name) + "</text>";
+    lx += 34 + 6.3 * static_cast<double>(name.size());
+  };
+  legend(kBuckets[0].colour, "CUDA context (measured)");
+  legend("url(#bd-hatch)", "CUDA context (estimate)");
+  for (int k = 1; k < 4; ++k) legend(kBuckets[k].colour, kBuckets[k].name);
+  svg += "\n";
+  for (size_t i = 0; i < bars.size(); ++i) {
+    const planner::Breakdown& b = bars[i].breakdown;
+    const double y = top + static_cast<double>(i) * (bar_h + gap);
+    svg += format("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", left - 8, y + bar_h / 2 + 4) +
+           xml_escape(bars[i].label) + "</text>";
+    const size_t sizes[] = {b.cuda_context, b.parameters, b.activations, b.workspace};
+    double x = left;
+    for (int k = 0; k < 4; ++k) {
+      const double w = static_cast<double>(sizes[k]) * scale;
+      const bool estimate = k == 0 && b.cuda_context_estimated;
+      std::string name = kBuckets[k].name;
+      if (k == 0) name += estimate ? " (estimate)" : " (measured)";
+      svg += format(
+                 "<rect class=\"bucket\" data-bucket=\"%d\" data-bytes=\"%zu\" x=\"%.2f\" "
+                 "y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" fill=\"%s\" stroke=\"#444\" "
+                 "stroke-width=\"0.5\"%s><title>",
+                 k, sizes[k], x, y, w, bar_h, estimate ? "url(#bd-hatch)" : kBuckets[k].colour,
+                 estimate ? " stroke-dasharray=\"4 2\"" : "") +
+             xml_escape(name + ": " + compact_bytes(sizes[k]) + " (" + std::to_string(sizes[k]) +
+                        " B)") +
+             "</title></rect>";
+      if (w > 60)
+        svg += format("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"10\">",
+                      x + w / 2, y + bar_h / 2 + 4) +
+               xml_escape(compact_bytes(sizes[k])) + "</text>";
+      x += w;
+    }
+    svg += format("<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\">", left, y + bar_h + 12) +
+           xml_escape("total " + compact_bytes(b.total())) + "</text>\n";
+  }
+  svg += "</svg>\n";
+  return svg;
+}
+
+Result<std::string> breakdown_file(const std::vector<BreakdownBar>& bars,
+                                   const std::string& out_path) {
+  std::string svg = breakdown_svg(bars);
+  if (is_html_path(out_path)) return html_page("memory breakdown", svg);
+  if (out_path.size() < 4 || out_path.compare(out_path.size() - 4, 4, ".svg") != 0)
+    return invalid_argument(out_path + ": unknown output format (use .svg or .html)");
+  return svg;
+}
+
+}  // namespace xopt::viz

@@ -1,0 +1,131 @@
+#include "viz/graphviz.h"
+
+#include <graphviz/cgraph.h>
+#include <graphviz/gvc.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+
+namespace xopt::viz {
+namespace {
+
+// cgraph's API predates const; it does not modify these strings.
+char* mut(const char* s) {
+  return const_cast<char*>(s);
+}
+char* mut(const std::string& s) {
+  return const_cast<char*>(s.c_str());
+}
+
+std::string lower_extension(const std::string& path) {
+  const size_t dot = path.rfind('.');
+  if (dot == std::string::npos) return "";
+  std::string ext = path.substr(dot + 1);
+  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return ext;
+}
+
+struct ContextDeleter {
+  void operator()(GVC_t* c) const { gvFreeContext(c); }
+};
+
+}  // namespace
+
+Result<Format> format_from_path(const std::string& path) {
+  const std::string ext = lower_extension(path);
+  if (ext == "dot" || ext == "gv") return Format::kDot;
+  if (ext == "svg") return Format::kSvg;
+  if (ext == "png") return Format::kPng;
+  if (ext == "pdf") return Format::kPdf;
+  return invalid_argument(path + ": unknown output format (use .dot, .svg, .png or .pdf)");
+}
+
+const char* format_name(Format f) {
+  switch (f) {
+    case Format::kDot:
+      return "dot";
+    case Format::kSvg:
+      return "svg";
+    case Format::kPng:
+      return "png";
+    case Format::kPdf:
+      return "pdf";
+  }
+  return "svg";
+}
+
+GvGraph::GvGraph(const std::string& name) : g_(agopen(mut(name), Agdirected, nullptr)) {}
+
+GvGraph::~GvGraph() {
+  agclose(g_);
+}
+
+Agnode_t* GvGraph::node(const std::string& id, Agraph_t* in) {
+  return agnode(in ? in : g_, mut(id), 1);
+}
+
+Agedge_t* GvGraph::edge(Agnode_t* from, Agnode_t* to) {
+  return agedge(g_, from, to, nullptr, 1);
+}
+
+Agraph_t* GvGraph::cluster(Agraph_t* parent, const std::string& id) {
+  return agsubg(parent ? parent : g_, mut("cluster_" + id), 1);
+}
+
+void GvGraph::graph_default(const char* name, const std::string& value) {
+  agattr(g_, AGRAPH, mut(name), mut(value));
+}
+void GvGraph::node_default(const char* name, const std::string& value) {
+  agattr(g_, AGNODE, mut(name), mut(value));
+}
+void GvGraph::edge_default(const char* name, const std::string& value) {
+  agattr(g_, AGEDGE, mut(name), mut(value));
+}
+
+void GvGraph::set(void* object, const char* name, const std::string& value, bool html) {
+  if (!html) {
+    agsafeset(object, mut(name), mut(value), mut(""));
+    return;
+  }
+  // An HTML-like label is a string cgraph marks as such when it interns it.
+  char* interned = agstrdup_html(g_, mut(value));
+  agsafeset(object, mut(name), interned, mut(""));
+  agstrfree(g_, interned);
+}
+
+Result<std::string> GvGraph::render(Format f) const {
+  if (f == Format::kDot) {
+    char* buffer = nullptr;
+    size_t size = 0;
+    FILE* stream = open_memstream(&buffer, &size);
+    if (!stream) return internal_error("cannot open a memory stream for the DOT text");
+    const int rc = agwrite(g_, stream);
+    std::fclose(stream);
+    std::string out(buffer ? buffer : "", size);
+    std::free(buffer);
+    if (rc != 0) return internal_error("cgraph could not write the DOT text");
+    return out;
+  }
+  std::unique_ptr<GVC_t, ContextDeleter> gvc(gvContext());
+  if (!gvc) return internal_error("cannot create a Graphviz context");
+  agseterr(AGMAX);  // Graphviz must not print: errors come back through aglasterr()
+  agreseterrors();
+  if (gvLayout(gvc.get(), g_, "dot") != 0) {
+    const char* why = aglasterr();
+    return internal_error(std::string("Graphviz layout failed: ") + (why ? why : "unknown"));
+  }
+  char* data = nullptr;
+  unsigned int length = 0;
+  const int rc = gvRenderData(gvc.get(), g_, format_name(f), &data, &length);
+  std::string out(data ? data : "", data ? length : 0);
+  if (data) gvFreeRenderData(data);
+  gvFreeLayout(gvc.get(), g_);
+  if (rc != 0) {
+    return unsupported(std::string("Graphviz cannot render ") + format_name(f) +
+                       " (is its plugin installed?)");
+  }
+  return out;
+}
+
+}  // namespace xopt::viz

@@ -1,0 +1,122 @@
+#include "viz/report.h"
+
+#include <nlohmann/json.hpp>
+
+#include "viz/breakdown.h"
+#include "viz/format.h"
+#include "viz/graph_drawing.h"
+#include "viz/output.h"
+#include "viz/report_script.h"
+#include "viz/timeline.h"
+
+namespace xopt::viz {
+namespace {
+
+std::string row(const std::string& k, const std::string& v) {
+  return "<tr><td>" + xml_escape(k) + "</td><td>" + xml_escape(v) + "</td></tr>";
+}
+
+std::string summary_table(const ReportInputs& in) {
+  std::string t = "<table class=\"summary\">";
+  if (in.before && in.after)
+    t += row("nodes", std::to_string(in.before->num_nodes()) + " -> " +
+                          std::to_string(in.after->num_nodes()));
+  if (const planner::MemoryPlan* p = in.plan) {
+    const planner::Breakdown& b = p->breakdown;
+    t += row("batch", p->batch > 0 ? std::to_string(p->batch) : "as given");
+    t += row("activations (arena)", compact_bytes(p->arena_bytes) + " (" +
+                                        std::to_string(p->arena_bytes) + " B, strategy " +
+                                        p->strategy + ")");
+    t += row("lower bound", compact_bytes(p->lower_bound) +
+                                format(" (arena / lower bound = %.4f)", p->ratio_to_lower_bound()));
+    if (p->input_naive_bytes)
+      t += row("naive (model as given)",
+               compact_bytes(p->input_naive_bytes) +
+                   format(" (%.1fx the arena)",
+                          static_cast<double>(p->input_naive_bytes) /
+                              static_cast<double>(std::max<size_t>(p->arena_bytes, 1))));
+    t += row("parameters", compact_bytes(b.parameters));
+    t += row("workspace", compact_bytes(b.workspace));
+    t += row(b.cuda_context_estimated ? "CUDA context (estimate)" : "CUDA context (measured)",
+             compact_bytes(b.cuda_context));
+    t += row("total", compact_bytes(b.total()));
+  }
+  return t + "</table>";
+}
+
+std::string stats_table(const std::string& stats_json) {
+  if (stats_json.empty()) return "<p>no pass statistics</p>";
+  auto j = nlohmann::json::parse(stats_json, nullptr, false);
+  if (j.is_discarded() || !j.contains("passes")) return "<p>no pass statistics</p>";
+  std::string t = "<p>" + xml_escape(j.value("pipeline", std::string())) +
+                  "</p><table><tr><th>pass</th><th>runs</th><th>changed</th><th>removed</th>"
+                  "<th>added</th><th>ms</th><th>counters</th></tr>";
+  for (const auto& p : j["passes"]) {
+    std::string counters;
+    if (p.contains("counters"))
+      for (const auto& [k, v] : p["counters"].items())
+        counters += (counters.empty() ? "" : ", ") + k + ": " + v.dump();
+    t += "<tr><td>" + xml_escape(p.value("name", std::string())) + "</td><td>" +
+         std::to_string(p.value("runs", 0)) + "</td><td>" + std::to_string(p.value("changed", 0)) +
+         "</td><td>" + std::to_string(p.value("nodes_removed", 0)) + "</td><td>" +
+         std::to_string(p.value("nodes_added", 0)) + "</td><td>" +
+         format("%.2f", 1e3 * p.value("seconds", 0.0)) + "</td><td>" + xml_escape(counters) +
+         "</td></tr>";
+  }
+  return t + "</table>";
+}
+
+Result<std::string> graph_panel(const ir::Graph& g, const std::string& which,
+                                const ReportInputs& in, nlohmann::json& outputs) {
+  GraphOptions o;
+  o.id_prefix = which + "-";
+  o.title = which;
+  if (in.collapse_depth >= 0 && g.num_nodes() > in.collapse_above)
+    o.collapse_depth = in.collapse_depth;
+  XOPT_ASSIGN_OR_RETURN(GraphDrawing d, draw_graph(g, Format::kSvg, o));
+  for (const DrawnNode& n : d.stats.nodes) outputs[n.id] = n.outputs;
+  return "<div class=\"panel\"><h3>" + which + " (" + std::to_string(g.num_nodes()) +
+         " nodes)</h3><div class=\"viewport\" id=\"view-" + which + "\">" + svg_fragment(d.data) +
+         "</div></div>";
+}
+
+}  // namespace
+
+Result<std::string> report_html(const ReportInputs& in) {
+  if (!in.after) return invalid_argument("report: no optimized graph");
+  nlohmann::json outputs = nlohmann::json::object();
+  std::string body = "<h1>xopt report: " + xml_escape(in.title) +
+                     "</h1><div id=\"selfcheck\" data-status=\"pending\">self-check pending "
+                     "(needs JavaScript)</div>\n";
+  body += "<h2>Summary</h2>" + summary_table(in);
+  body += "<h2>Passes</h2>" + stats_table(in.stats_json);
+  body +=
+      "<h2>Graphs</h2><p class=\"hint\">Wheel to zoom, drag to pan; click a node to see its "
+      "output in the memory timeline, or a rectangle of the timeline to find its node.</p>"
+      "<div id=\"selection\"></div><div class=\"graphs\">";
+  if (in.before) {
+    XOPT_ASSIGN_OR_RETURN(std::string panel, graph_panel(*in.before, "before", in, outputs));
+    body += panel;
+  }
+  XOPT_ASSIGN_OR_RETURN(std::string panel, graph_panel(*in.after, "after", in, outputs));
+  body += panel + "</div>\n";
+  if (in.plan) {
+    TimelineOptions t;
+    t.title = in.title;
+    body += "<h2>Memory timeline</h2><div id=\"timeline\">" + timeline_svg(*in.plan, in.after, t) +
+            "</div>\n";
+    body += "<h2>Memory breakdown</h2>" + breakdown_svg({{in.title, in.plan->breakdown}});
+  }
+  // JSON inside <script type="application/json">: only "</" could end the element early.
+  std::string data = outputs.dump();
+  for (size_t at = data.find("</"); at != std::string::npos; at = data.find("</", at + 2))
+    data.replace(at, 2, "<\\/");
+  std::string page = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" +
+                     xml_escape("xopt report: " + in.title) + "</title><style>" + kReportCss +
+                     "</style></head><body>\n" + body +
+                     "<script type=\"application/json\" id=\"node-outputs\">" + data +
+                     "</script>\n<script>" + kReportJs + "</script>\n</body></html>\n";
+  return page;
+}
+
+}  // namespace xopt::viz
