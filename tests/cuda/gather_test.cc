@@ -51,7 +51,7 @@ TEST(CudaGatherElements, Axes) {
   expect_cuda_matches_cpu(model("float[4,3,2] x, int64[2,3,2] i", "float[2,3,2] y",
                                 "y = GatherElements <axis = 0> (x, i)"));
   expect_cuda_matches_cpu(
-      model("int64[3,4] x, int32[2,4] i", "int64[2,4] y", "y = GatherElements <axis = -2> (x, i)"));
+      model("int64[4,4] x, int32[2,4] i", "int64[2,4] y", "y = GatherElements <axis = -2> (x, i)"));
   CudaCase c;
   c.inputs["i"] = ir::Tensor::of<int64_t>({2, 2}, {-1, 0, 2, -3});
   expect_cuda_matches_cpu(

@@ -24,7 +24,7 @@ TEST(CudaReshape, Views) {
       model("float[2,3,4] x", "float[6,4] y", "y = Reshape (x, s)", 13, "int64[2] s = {-1, 4}"));
   expect_cuda_matches_cpu(model("float[2,3,4] x", "float[4,6] y",
                                 "r = Relu (x)\n  f = Reshape (r, s)\n  y = Neg (f)", 13,
-                                "int64[2] s = {4, 0}"));
+                                "int64[2] s = {4, -1}"));
   expect_cuda_matches_cpu(model("float[2,3,4] x", "float[2,12] y", "y = Flatten (x)"));
   expect_cuda_matches_cpu(
       model("float[2,3,4] x", "float[6,4] y", "r = Relu (x)\n  y = Flatten <axis = 2> (r)"));

@@ -179,7 +179,11 @@ Result<Launch> resize(CompileContext& ctx) {
     if (scales == nullptr) return ctx.error("scales input is required");
     return resize_impl(ctx, p, doubles(scales), nullptr, nullptr);
   }
-  XOPT_ASSIGN_OR_RETURN(const ir::Tensor* roi, present_constant(ctx, 1, "roi"));
+  // roi matters only for tf_crop_and_resize (elsewhere it may even be computed at run time).
+  const ir::Tensor* roi = nullptr;
+  if (p.coord == ResizeCoord::kTfCropAndResize) {
+    XOPT_ASSIGN_OR_RETURN(roi, present_constant(ctx, 1, "roi"));
+  }
   XOPT_ASSIGN_OR_RETURN(const ir::Tensor* scales, present_constant(ctx, 2, "scales"));
   XOPT_ASSIGN_OR_RETURN(const ir::Tensor* sizes, present_constant(ctx, 3, "sizes"));
   return resize_impl(ctx, p, doubles(scales), sizes, roi);
