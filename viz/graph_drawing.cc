@@ -287,6 +287,13 @@ Result<GraphDrawing> draw_graph(const ir::Graph& g, Format f, const GraphOptions
   set_graph_style(gv);
   GraphDrawing d;
   d.stats = add_graph(gv, nullptr, g, o);
+  // Big graphs: cap dot's crossing-minimisation and network-simplex iterations (layout time
+  // grows much faster than the drawing improves).
+  if (d.stats.nodes.size() > 400) {
+    gv.set(gv.root(), "mclimit", "0.3");
+    gv.set(gv.root(), "nslimit", "2");
+    gv.set(gv.root(), "nslimit1", "2");
+  }
   // Set last: a root attribute set before the clusters exist would become their default.
   if (o.legend) {
     gv.set(gv.root(), "label", legend_html(g, o.title, o.collapse_depth >= 0), true);

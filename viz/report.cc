@@ -60,8 +60,8 @@ std::string stats_table(const std::string& stats_json) {
          std::to_string(p.value("runs", 0)) + "</td><td>" + std::to_string(p.value("changed", 0)) +
          "</td><td>" + std::to_string(p.value("nodes_removed", 0)) + "</td><td>" +
          std::to_string(p.value("nodes_added", 0)) + "</td><td>" +
-         format("%.2f", 1e3 * p.value("seconds", 0.0)) + "</td><td>" + xml_escape(counters) +
-         "</td></tr>";
+         format("%.2f", 1e3 * p.value("seconds", 0.0)) + "</td><td class=\"left\">" +
+         xml_escape(counters) + "</td></tr>";
   }
   return t + "</table>";
 }

@@ -14,7 +14,7 @@ th{background:#f0f0f0}td:first-child,th:first-child{text-align:left}
 .graphs{display:flex;gap:10px}.panel{flex:1;min-width:0}.panel h3{font-size:13px;margin:4px 0}
 .viewport{height:620px;border:1px solid #bbb;overflow:hidden;cursor:grab;background:#fff}
 .viewport svg{width:100%;height:100%;display:block}
-.hint{font-size:11px;color:#666}
+.hint{font-size:11px;color:#666}p{font-size:12px}td.left{text-align:left}
 g.node{cursor:pointer}rect.value{cursor:pointer}
 g.node.hl path,g.node.hl polygon,g.node.hl ellipse{stroke:#e31a1c!important;stroke-width:5px!important}
 rect.value.hl{stroke:#e31a1c!important;stroke-width:3px!important}
@@ -78,6 +78,13 @@ inline constexpr const char* kReportJs = R"JS(
     const vb = {x: b.x, y: b.y, w: b.width, h: b.height};
     svg.removeAttribute('width');
     svg.removeAttribute('height');
+    svg.setAttribute('preserveAspectRatio', 'xMidYMin meet');
+    // Start at the top of the graph, its width filling the view (long graphs scroll by dragging).
+    const box = div.getBoundingClientRect();
+    if (box.width > 0 && vb.h / vb.w > box.height / box.width) {
+      vb.h = vb.w * box.height / box.width;
+      svg.setAttribute('viewBox', vb.x + ' ' + vb.y + ' ' + vb.w + ' ' + vb.h);
+    }
     function set() { svg.setAttribute('viewBox', vb.x + ' ' + vb.y + ' ' + vb.w + ' ' + vb.h); }
     function scale() {
       const r = svg.getBoundingClientRect();

@@ -144,7 +144,10 @@ std::string timeline_svg(const MemoryPlan& plan, const ir::Graph* g, const Timel
     const double y = geo.y_base - static_cast<double>(b) * geo.bytes_scale;
     svg += axis_label(geo.x0 - 4, y + 4, compact_bytes(b), "end");
   }
-  svg += axis_label(14, legend_h + o.arena_height / 2, "offset", "start");
+  svg += format(
+      "<text transform=\"translate(16 %.1f) rotate(-90)\" text-anchor=\"middle\">"
+      "offset in the arena</text>\n",
+      legend_h + o.arena_height / 2);
 
   // One rectangle per planned value: roots first, aliases on top.
   std::string rects;
@@ -199,18 +202,19 @@ std::string timeline_svg(const MemoryPlan& plan, const ir::Graph* g, const Timel
   svg +=
       "<polyline class=\"live\" fill=\"none\" stroke=\"#08519c\" stroke-width=\"1.5\" points=\"" +
       points + "\"/>\n";
-  auto hline = [&](size_t b, const char* colour, const std::string& label) {
+  auto hline = [&](size_t b, const char* colour, const std::string& label, bool at_right) {
     const double y = y_live(b);
     svg += format(
         "<line x1=\"%.1f\" y1=\"%.2f\" x2=\"%.1f\" y2=\"%.2f\" stroke=\"%s\" "
         "stroke-dasharray=\"6 3\" stroke-width=\"1.2\"/>",
         geo.x0, y, o.width - right, y, colour);
-    svg += format("<text x=\"%.1f\" y=\"%.2f\" text-anchor=\"end\" fill=\"%s\">",
-                  o.width - right - 4, y - 3, colour) +
+    svg += format("<text x=\"%.1f\" y=\"%.2f\" text-anchor=\"%s\" fill=\"%s\">",
+                  at_right ? o.width - right - 4 : geo.x0 + 4, y - 3, at_right ? "end" : "start",
+                  colour) +
            xml_escape(label) + "</text>\n";
   };
-  hline(plan.arena_bytes, "#cb181d", "arena " + compact_bytes(plan.arena_bytes));
-  hline(plan.lower_bound, "#238b45", "lower bound " + compact_bytes(plan.lower_bound));
+  hline(plan.arena_bytes, "#cb181d", "arena " + compact_bytes(plan.arena_bytes), true);
+  hline(plan.lower_bound, "#238b45", "lower bound " + compact_bytes(plan.lower_bound), false);
   svg += axis_label(geo.x0 - 4, live_base + 4, "0", "end");
   svg += axis_label(geo.x0 - 4, y_live(live_top) + 4, compact_bytes(live_top), "end");
   svg += axis_label(geo.x0, live_top_y - 6, "bytes live per step (line); workspace per step (bars)",

@@ -19,6 +19,7 @@
 #include "tools/xopt/command.h"
 #include "tools/xopt/device.h"
 #include "tools/xopt/validate.h"
+#include "viz/visuals.h"
 
 namespace xopt::tool {
 namespace {
@@ -47,6 +48,7 @@ struct OptimizeOptions {
   size_t align = 256;
   std::string max_batch;
   std::string report_dir;
+  std::string dot_dir;
   bool io_in_arena = false;
 };
 
@@ -296,6 +298,13 @@ int run_optimize(const OptimizeOptions& o) {
       if (!st.is_ok()) return report(st);
     }
   }
+  if (!o.report_dir.empty() || !o.dot_dir.empty()) {  // report.html, before/after .dot and .svg
+    const auto& plan = ctx.plan_outcome();
+    st = viz::write_visuals({o.model, &model, plan ? &plan->plan : nullptr,
+                             passes::stats_to_json(stats).dump(), bindings, o.report_dir,
+                             o.dot_dir});
+    if (!st.is_ok()) return report(st);
+  }
   std::printf("wrote %s (%lld nodes, was %lld)\n", out.c_str(),
               static_cast<long long>(stats.nodes_after),
               static_cast<long long>(stats.nodes_before));
@@ -362,7 +371,9 @@ std::function<int()> setup_optimize(CLI::App& app) {
       "Memory budget (e.g. 24GiB): plan-memory finds the largest batch whose "
       "parameters + activations + workspace + CUDA context fit, and plans at that batch");
   app.add_option("--report", o->report_dir,
-                 "Write the memory breakdown of the plan as DIR/report.json");
+                 "Write the memory breakdown of the plan as DIR/report.json, and DIR/report.html");
+  app.add_option("--dot", o->dot_dir,
+                 "Write the graph before and after as DIR/{before,after}.{dot,svg}");
   app.add_flag("--io-in-arena", o->io_in_arena,
                "Plan graph inputs and outputs inside the activation arena too");
   add_validate_flags(app, o->validation);

@@ -1,0 +1,110 @@
+// The timeline SVG read back: one rectangle per planned value whose coordinates are the plan's
+// steps and offsets through the geometry written on the <svg> element.
+#include <cmath>
+#include <cstdlib>
+
+#include "tests/util/test_util.h"
+#include "tests/viz/viz_test_util.h"
+#include "viz/breakdown.h"
+#include "viz/timeline.h"
+
+namespace xopt {
+namespace {
+
+using test::Xml;
+
+double num(xmlNodePtr n, const char* attr) {
+  return std::strtod(Xml::attr(n, attr).c_str(), nullptr);
+}
+
+// Every planned value has exactly one rectangle, placed where the plan says.
+void expect_rects_match_plan(const planner::MemoryPlan& plan, const std::string& svg) {
+  Xml x(svg);
+  ASSERT_TRUE(x.ok()) << "the timeline is not well-formed XML";
+  auto root = x.select("/svg:svg");
+  ASSERT_EQ(root.size(), 1u);
+  const double x0 = num(root[0], "data-x0"), sw = num(root[0], "data-step-width");
+  const double base = num(root[0], "data-y-base"), scale = num(root[0], "data-bytes-scale");
+  ASSERT_GT(sw, 0);
+  ASSERT_GT(scale, 0);
+  auto rects = x.select("//svg:rect[contains(concat(' ', @class, ' '), ' value ')]");
+  ASSERT_EQ(rects.size(), plan.values.size());
+  size_t aliases = 0;
+  for (xmlNodePtr r : rects) {
+    const planner::PlannedValue* pv = plan.find(Xml::attr(r, "data-value"));
+    ASSERT_NE(pv, nullptr) << Xml::attr(r, "data-value");
+    // Read back from the geometry, rounded to whole steps and bytes.
+    const double first = (num(r, "x") - x0) / sw - 1;
+    const double last = first + num(r, "width") / sw - 1;
+    const double offset = (base - num(r, "y") - num(r, "height")) / scale;
+    const double size = num(r, "height") / scale;
+    EXPECT_NEAR(first, pv->first_step, 1e-3) << pv->name;
+    EXPECT_NEAR(last, pv->last_step, 1e-3) << pv->name;
+    // Coordinates carry 4 decimals: a byte is exact to within 1e-4 / scale.
+    const double tol = 2e-4 / scale + 1;
+    EXPECT_NEAR(offset, static_cast<double>(pv->offset), tol) << pv->name;
+    EXPECT_NEAR(size, static_cast<double>(pv->size), tol) << pv->name;
+    EXPECT_EQ(Xml::attr(r, "data-offset"), std::to_string(pv->offset));
+    const bool alias = Xml::attr(r, "class").find("alias") != std::string::npos;
+    EXPECT_EQ(alias, !pv->alias_of.empty()) << pv->name;
+    aliases += alias;
+    EXPECT_FALSE(x.select("//svg:rect[@id='" + Xml::attr(r, "id") + "']/svg:title").empty());
+  }
+  EXPECT_EQ(x.select("//svg:polyline[@class='live']").size(), 1u);
+}
+
+TEST(Timeline, HandMadePlanWithAnAlias) {
+  planner::MemoryPlan plan;
+  plan.node_order = {"a", "b", "c"};
+  plan.arena_bytes = 2048;
+  plan.lower_bound = 1536;
+  plan.values = {{"x", 0, 1024, 1000, 0, 1, "", "", "activation"},
+                 {"y", 1024, 512, 500, 1, 2, "", "", "activation"},
+                 {"z", 0, 1024, 1000, 1, 1, "x", "view", "activation"},
+                 {"w", 1024, 1024, 1024, 2, 2, "", "", "activation"}};
+  plan.node_workspace = {0, 256, 0};
+  expect_rects_match_plan(plan, viz::timeline_svg(plan, nullptr));
+}
+
+TEST(Timeline, Resnet18PlanReadBack) {
+  const std::string path = test::shared_model_path("resnet18");
+  if (path.empty()) return;
+  test::Optimized opt = test::optimize(path, "fold,fuse,plan");
+  ASSERT_TRUE(opt.plan.has_value());
+  const std::string svg = viz::timeline_svg(*opt.plan, opt.model.graph.get());
+  expect_rects_match_plan(*opt.plan, svg);
+  // Tooltips name the producer and its readers.
+  Xml x(svg);
+  bool producer = false;
+  for (xmlNodePtr t : x.select("//svg:rect/svg:title"))
+    producer |= Xml::text(t).find("producer: /") != std::string::npos;
+  EXPECT_TRUE(producer);
+}
+
+TEST(Timeline, BertMiniPlanReadBackWithAliases) {
+  const std::string path = test::shared_model_path("bert_mini");
+  if (path.empty()) return;
+  test::Optimized opt = test::optimize(path, "fold,fuse,plan");
+  ASSERT_TRUE(opt.plan.has_value());
+  expect_rects_match_plan(*opt.plan, viz::timeline_svg(*opt.plan, opt.model.graph.get()));
+}
+
+TEST(Breakdown, OneBarOfFourBucketsPerModelEstimateHatched) {
+  planner::Breakdown b;
+  b.cuda_context = 300 << 20;
+  b.parameters = 40 << 20;
+  b.activations = 10 << 20;
+  b.workspace = 1 << 20;
+  planner::Breakdown measured = b;
+  measured.cuda_context_estimated = false;
+  Xml x(viz::breakdown_svg({{"a", b}, {"b", measured}}));
+  ASSERT_TRUE(x.ok());
+  auto buckets = x.select("//svg:rect[@class='bucket']");
+  ASSERT_EQ(buckets.size(), 8u);
+  EXPECT_EQ(Xml::attr(buckets[0], "fill"), "url(#bd-hatch)");
+  EXPECT_NE(Xml::attr(buckets[4], "fill"), "url(#bd-hatch)");
+  EXPECT_EQ(Xml::attr(buckets[1], "data-bytes"), std::to_string(40 << 20));
+}
+
+}  // namespace
+}  // namespace xopt
