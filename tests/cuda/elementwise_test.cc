@@ -50,6 +50,14 @@ TEST(CudaElementwise, BroadcastPaths) {
       binary("Add", "float", "[2,1,4,1]", "float", "[3,1,5]", "float", "[2,3,4,5]"));
   expect_cuda_matches_cpu(
       binary("Mul", "float", "[2,3,1,1]", "float", "[1,3,8,8]", "float", "[2,3,8,8]"));
+  // 4 outputs per thread along a contiguous innermost dim: a row bias, a per-channel scale.
+  expect_cuda_matches_cpu(binary("Add", "float", "[5,8]", "float", "[8]", "float", "[5,8]"));
+  expect_cuda_matches_cpu(
+      binary("Mul", "float", "[2,8,4,4]", "float", "[8,1,1]", "float", "[2,8,4,4]"));
+  expect_cuda_matches_cpu(
+      binary("Sub", "float", "[8,1,1]", "float", "[2,8,4,4]", "float", "[2,8,4,4]"));
+  expect_cuda_matches_cpu(
+      binary("Less", "float", "[3,1,12]", "float", "[3,5,12]", "bool", "[3,5,12]"));
   // Channel bias on NCHW.
   expect_cuda_matches_cpu(
       binary("Add", "float", "[2,8,5,5]", "float", "[8,1,1]", "float", "[2,8,5,5]"));

@@ -68,8 +68,12 @@ TEST(CudaReduce, LongRowsAndGlobalPooling) {
       model("float[2,6000] x", "float[2,1] y", "y = ReduceSum (x, a)", 18, "int64[1] a = {1}"));
   expect_cuda_matches_cpu(model("float[2,8,7,7] x", "float[2,8,1,1] y", "y = ReduceMean (x, a)", 18,
                                 "int64[2] a = {2, 3}"));
-  expect_cuda_matches_cpu(
-      model("float[64,300] x", "float[1,300] y", "y = ReduceMax (x, a)", 18, "int64[1] a = {0}"));
+  // Columns: 32 x 16 threads per 32 outputs (a partial block of 37).
+  for (const char* op : {"ReduceMax", "ReduceMean", "ReduceLogSumExp", "ReduceL2"})
+    expect_cuda_matches_cpu(model("float[64,300] x", "float[1,300] y",
+                                  std::string("y = ") + op + " (x, a)", 18, "int64[1] a = {0}"));
+  expect_cuda_matches_cpu(model("float[100,3,37] x", "float[3,37] y",
+                                "y = ReduceSum <keepdims = 0> (x, a)", 18, "int64[1] a = {0}"));
 }
 
 TEST(CudaArgExtreme, AxesKeepdimsLast) {
@@ -81,6 +85,12 @@ TEST(CudaArgExtreme, AxesKeepdimsLast) {
     expect_cuda_matches_cpu(
         model("float[3,4,5] x", "int64[3,4] y", "y = " + o + " <axis = -1, keepdims = 0> (x)", 13));
     expect_cuda_matches_cpu(model("float[3,4,5] x", "int64[1,4,5] y", "y = " + o + " (x)", 13));
+    // Long rows (a block per row), ties everywhere (rounded inputs): first and last index.
+    expect_cuda_matches_cpu(model("float[3,1000] x", "int64[3,1] y",
+                                  "r = Round (x)\n  y = " + o + " <axis = 1> (r)", 13));
+    expect_cuda_matches_cpu(
+        model("float[3,1000] x", "int64[3,1] y",
+              "r = Round (x)\n  y = " + o + " <axis = 1, select_last_index = 1> (r)", 13));
     // Ties (rounded inputs): first and last index.
     expect_cuda_matches_cpu(
         model("float[6,5] x", "int64[6,1] y", "r = Round (x)\n  y = " + o + " <axis = 1> (r)", 13));

@@ -45,6 +45,68 @@ __global__ void softmax_rows_kernel(const float* x, float* y, int64_t rows, int6
   }
 }
 
+// Rows of at most 32 * kPer elements: one warp per row, the row held in registers (one read of x),
+// shuffles only.
+template <int kPer, bool kLog>
+__global__ void softmax_warp_kernel(const float* x, float* y, int64_t rows, int n) {
+  const int lane = threadIdx.x & 31;
+  const int64_t warps = blockDim.x >> 5;
+  const int64_t step = static_cast<int64_t>(gridDim.x) * warps;
+  for (int64_t r = blockIdx.x * warps + (threadIdx.x >> 5); r < rows; r += step) {
+    const float* xr = x + r * n;
+    float* yr = y + r * n;
+    float v[kPer];
+    float mx = -INFINITY;
+#pragma unroll
+    for (int t = 0; t < kPer; ++t) {
+      const int j = lane + 32 * t;
+      v[t] = j < n ? xr[j] : -INFINITY;
+      mx = fmaxf(mx, v[t]);
+    }
+    mx = dev::warp_max(mx);
+    float sum = 0.0f;
+#pragma unroll
+    for (int t = 0; t < kPer; ++t) {
+      if (lane + 32 * t < n) {
+        const float e = expf(v[t] - mx);
+        sum += e;
+        if (!kLog) v[t] = e;
+      }
+    }
+    sum = dev::warp_sum(sum);
+    if (kLog) {
+      const float lse = logf(sum);
+#pragma unroll
+      for (int t = 0; t < kPer; ++t)
+        if (lane + 32 * t < n) yr[lane + 32 * t] = (v[t] - mx) - lse;
+    } else {
+      const float scale = 1.0f / sum;
+#pragma unroll
+      for (int t = 0; t < kPer; ++t)
+        if (lane + 32 * t < n) yr[lane + 32 * t] = v[t] * scale;
+    }
+  }
+}
+
+template <bool kLog>
+cudaError_t run_softmax_warp(const float* x, float* y, int64_t rows, int n, cudaStream_t s) {
+  constexpr int kWarps = dev::kThreads / 32;
+  const unsigned g = grid_for((rows + kWarps - 1) / kWarps, 1);
+  if (n <= 32)
+    softmax_warp_kernel<1, kLog><<<g, dev::kThreads, 0, s>>>(x, y, rows, n);
+  else if (n <= 64)
+    softmax_warp_kernel<2, kLog><<<g, dev::kThreads, 0, s>>>(x, y, rows, n);
+  else if (n <= 128)
+    softmax_warp_kernel<4, kLog><<<g, dev::kThreads, 0, s>>>(x, y, rows, n);
+  else if (n <= 256)
+    softmax_warp_kernel<8, kLog><<<g, dev::kThreads, 0, s>>>(x, y, rows, n);
+  else if (n <= 512)
+    softmax_warp_kernel<16, kLog><<<g, dev::kThreads, 0, s>>>(x, y, rows, n);
+  else
+    softmax_warp_kernel<32, kLog><<<g, dev::kThreads, 0, s>>>(x, y, rows, n);
+  return cudaGetLastError();
+}
+
 // inner > 1: one thread per (outer, inner) column, walking n with stride inner (coalesced across
 // the threads of a warp).
 template <bool kLog>
@@ -188,6 +250,10 @@ cudaError_t run_layer_norm(const LayerNormArgs& a, cudaStream_t s) {
 cudaError_t launch_softmax(const float* x, float* y, int64_t outer, int64_t n, int64_t inner,
                            bool log, cudaStream_t s) {
   if (outer * n * inner == 0) return cudaSuccess;
+  if (inner == 1 && n <= 1024) {
+    return log ? run_softmax_warp<true>(x, y, outer, static_cast<int>(n), s)
+               : run_softmax_warp<false>(x, y, outer, static_cast<int>(n), s);
+  }
   if (inner == 1) {
     const int threads = row_threads(n, n >= 4096 ? 512 : 256);
     if (log)

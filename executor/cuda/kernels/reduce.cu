@@ -164,6 +164,47 @@ __global__ void reduce_general_kernel(const float* x, float* y, ReducePlan p) {
   }
 }
 
+// The innermost kept dim is contiguous and each output reduces many elements: a block of 32 x 16
+// threads takes 32 neighbouring outputs (coalesced reads across x), each column split over the 16
+// rows of threads and combined in shared memory.
+template <ReduceOp kOp>
+__global__ void reduce_cols_kernel(const float* x, float* y, ReducePlan p) {
+  using Op = R<kOp>;
+  using MaxOp = R<ReduceOp::kMax>;
+  using Acc = typename Op::Acc;
+  constexpr int kRows = 16;
+  __shared__ Acc sm[kRows][33];
+  __shared__ float smx[kRows][33];
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  const int64_t o = static_cast<int64_t>(blockIdx.x) * 32 + tx;
+  const bool valid = o < p.n_out;
+  const int64_t base = valid ? decompose<int64_t>(o, p.kept_rank, p.kept_dims, p.kept_strides) : 0;
+  auto at = [&](int64_t k) -> int64_t {
+    if (p.red_rank == 1) return base + k * p.red_strides[0];
+    return base + decompose<int64_t>(k, p.red_rank, p.red_dims, p.red_strides);
+  };
+  double shift = 0.0;
+  if constexpr (kOp == ReduceOp::kLogSumExp) {
+    float m = MaxOp::init();
+    if (valid)
+      for (int64_t k = ty; k < p.count; k += kRows) m = MaxOp::combine(m, x[at(k)]);
+    smx[ty][tx] = m;
+    __syncthreads();
+    float all = MaxOp::init();
+    for (int t = 0; t < kRows; ++t) all = MaxOp::combine(all, smx[t][tx]);
+    shift = lse_shift(all);
+  }
+  Acc a = Op::init();
+  if (valid)
+    for (int64_t k = ty; k < p.count; k += kRows) a = Op::step(a, x[at(k)], shift);
+  sm[ty][tx] = a;
+  __syncthreads();
+  if (ty == 0 && valid) {
+    for (int t = 1; t < kRows; ++t) a = Op::combine(a, sm[t][tx]);
+    y[o] = Op::finish(a, p.count, shift);
+  }
+}
+
 template <ReduceOp kOp>
 cudaError_t run(const float* x, float* y, const ReducePlan& p, cudaStream_t s) {
   if (p.n_out == 0) return cudaSuccess;
@@ -178,6 +219,12 @@ cudaError_t run(const float* x, float* y, const ReducePlan& p, cudaStream_t s) {
           <<<grid_for((p.n_out + kWarps - 1) / kWarps, 1), kThreads, 0, s>>>(x, y, p.n_out,
                                                                              p.count);
     }
+    return cudaGetLastError();
+  }
+  if (p.kept_rank >= 1 && p.kept_strides[p.kept_rank - 1] == 1 && p.count >= 64 &&
+      (p.n_out + 31) / 32 < (int64_t{1} << 31)) {
+    reduce_cols_kernel<kOp>
+        <<<static_cast<unsigned>((p.n_out + 31) / 32), dim3(32, 16), 0, s>>>(x, y, p);
     return cudaGetLastError();
   }
   const int64_t total = p.n_out * (p.count > 0 ? p.count : 1);
@@ -217,6 +264,64 @@ __global__ void arg_kernel(const float* x, int64_t* y, int64_t outer, int64_t n,
   }
 }
 
+// Whether (v2, i2) beats (v1, i1) for ArgMax (kMax) / ArgMin: the first NaN wins (the last with
+// select_last), else the extreme value, ties to the first (last) index; matches the sequential
+// scan of the CPU reference in any combination order.
+template <bool kMax>
+__device__ __forceinline__ bool arg_better(float v1, int64_t i1, float v2, int64_t i2, bool last) {
+  if (i1 < 0) return true;
+  if (i2 < 0) return false;
+  const bool n1 = isnan(v1), n2 = isnan(v2);
+  if (n1 || n2) {
+    if (n1 && n2) return last ? i2 > i1 : i2 < i1;
+    return n2;
+  }
+  if (v2 != v1) return kMax ? v2 > v1 : v2 < v1;
+  return last ? i2 > i1 : i2 < i1;
+}
+
+// inner == 1: one block per row.
+template <bool kMax>
+__global__ void arg_rows_kernel(const float* x, int64_t* y, int64_t rows, int64_t n, bool last) {
+  __shared__ float sv[32];
+  __shared__ int64_t si[32];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const float* xr = x + r * n;
+    float bv = 0.0f;
+    int64_t bi = -1;
+    for (int64_t j = threadIdx.x; j < n; j += blockDim.x) {
+      const float v = xr[j];
+      if (arg_better<kMax>(bv, bi, v, j, last)) {
+        bv = v;
+        bi = j;
+      }
+    }
+    for (int o = 16; o > 0; o >>= 1) {
+      const float ov = __shfl_xor_sync(0xffffffffu, bv, o);
+      const int64_t oi = __shfl_xor_sync(0xffffffffu, bi, o);
+      if (arg_better<kMax>(bv, bi, ov, oi, last)) {
+        bv = ov;
+        bi = oi;
+      }
+    }
+    if (lane == 0) {
+      sv[warp] = bv;
+      si[warp] = bi;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      for (int w = 1; w < warps; ++w)
+        if (arg_better<kMax>(bv, bi, sv[w], si[w], last)) {
+          bv = sv[w];
+          bi = si[w];
+        }
+      y[r] = bi;
+    }
+    __syncthreads();
+  }
+}
+
 }  // namespace
 
 cudaError_t launch_reduce(ReduceOp op, const float* x, float* y, const ReducePlan& p,
@@ -250,6 +355,15 @@ cudaError_t launch_arg_extreme(const float* x, int64_t* y, int64_t outer, int64_
                                bool is_max, bool select_last, cudaStream_t s) {
   const int64_t total = outer * inner;
   if (total == 0) return cudaSuccess;
+  if (inner == 1 && n >= 256) {
+    const unsigned g =
+        static_cast<unsigned>(outer < (int64_t{1} << 20) ? outer : (int64_t{1} << 20));
+    if (is_max)
+      arg_rows_kernel<true><<<g, kThreads, 0, s>>>(x, y, outer, n, select_last);
+    else
+      arg_rows_kernel<false><<<g, kThreads, 0, s>>>(x, y, outer, n, select_last);
+    return cudaGetLastError();
+  }
   if (is_max)
     arg_kernel<true><<<grid_for(total), kThreads, 0, s>>>(x, y, outer, n, inner, select_last);
   else
