@@ -42,6 +42,7 @@ void match_by_value_flow(const ir::Graph& a, const ir::Graph& b, Owners& owner) 
     for (const ir::Value* v : x->inputs())
       if (v) stop.insert(v->name());
     std::vector<const ir::Value*> work;
+    std::unordered_set<const ir::Node*> seen;
     for (const ir::Value* v : x->outputs())
       if (v)
         if (const ir::Value* av = a.find_value(v->name())) work.push_back(av);
@@ -49,7 +50,9 @@ void match_by_value_flow(const ir::Graph& a, const ir::Graph& b, Owners& owner) 
       const ir::Value* v = work.back();
       work.pop_back();
       const ir::Node* p = v->producer();
-      if (!p || folded.count(v) || stop.count(v->name()) || owner.count(p->name())) continue;
+      if (!p || folded.count(v) || stop.count(v->name()) || !seen.insert(p).second) continue;
+      // Claimed by another node of B (by name or by its own walk): a boundary.
+      if (auto it = owner.find(p->name()); it != owner.end() && it->second != x) continue;
       // A node B kept under its own name is a boundary, not part of x.
       if (p->name() != x->name() && b_names.count(p->name())) continue;
       owner.emplace(p->name(), x);

@@ -13,6 +13,7 @@
 
 #include "common/status.h"
 #include "ir/graph.h"
+#include "viz/graph_drawing.h"
 #include "viz/graphviz.h"
 
 namespace xopt::viz {
@@ -45,11 +46,14 @@ struct GraphDiff {
 
 GraphDiff diff_graphs(const ir::Graph& a, const ir::Graph& b);
 
+// Border colours and card notes marking each node's change, for drawing A (`before`) or B.
+GraphOptions diff_marks(const GraphDiff& d, bool before, const std::string& id_prefix);
 // The op-count table (HTML, for a page).
 std::string op_count_table_html(const GraphDiff& d);
 // A and B side by side in one Graphviz drawing, nodes marked by change, op counts as its label.
+// `op_table`: the op counts in the drawing's label too (a page shows them as an HTML table).
 Result<std::string> diff_drawing(const ir::Graph& a, const ir::Graph& b, const GraphDiff& d,
-                                 Format f, const std::string& title = "");
+                                 Format f, const std::string& title = "", bool op_table = true);
 // The diff as SVG, or as an HTML page (drawing + table) when `out_path` ends in .html.
 Result<std::string> diff_file(const ir::Model& a, const ir::Model& b, const std::string& out_path);
 

@@ -34,7 +34,10 @@ std::string ops_of(const NodeDiff& d) {
   return s;
 }
 
-GraphOptions marks_for(const std::vector<NodeDiff>& nodes, bool before, const std::string& prefix) {
+}  // namespace
+
+GraphOptions diff_marks(const GraphDiff& diff, bool before, const std::string& prefix) {
+  const std::vector<NodeDiff>& nodes = before ? diff.before : diff.after;
   GraphOptions o;
   o.id_prefix = prefix;
   o.legend = false;
@@ -58,6 +61,8 @@ GraphOptions marks_for(const std::vector<NodeDiff>& nodes, bool before, const st
   return o;
 }
 
+namespace {
+
 // Counts of each change, e.g. "20 fused into 20, 1 removed".
 std::string summary(const GraphDiff& d) {
   int fused_a = 0, fused_b = 0, removed = 0, added = 0, changed = 0;
@@ -75,7 +80,7 @@ std::string summary(const GraphDiff& d) {
                 d.inferred ? " (matched by names and value flow)" : " (matched by provenance)");
 }
 
-std::string label_html(const GraphDiff& d, const std::string& title) {
+std::string label_html(const GraphDiff& d, const std::string& title, bool op_table) {
   std::string t = "<TABLE BORDER=\"0\" CELLBORDER=\"1\" CELLSPACING=\"0\" CELLPADDING=\"3\">";
   t += "<TR><TD COLSPAN=\"4\" BORDER=\"0\" ALIGN=\"LEFT\"><B>" +
        xml_escape(title.empty() ? std::string("diff") : title) + "</B>: " + xml_escape(summary(d)) +
@@ -84,7 +89,9 @@ std::string label_html(const GraphDiff& d, const std::string& title) {
   for (Change c : {Change::kRemoved, Change::kFused, Change::kNew, Change::kChanged})
     t += std::string("<FONT COLOR=\"") + change_colour(c) + "\"><B>\xE2\x96\xA0 " + change_name(c) +
          "</B></FONT>   ";
-  t += "</TD></TR><TR><TD><B>op</B></TD><TD><B>before</B></TD><TD><B>after</B></TD>"
+  t += "</TD></TR>";
+  if (!op_table) return t + "</TABLE>";
+  t += "<TR><TD><B>op</B></TD><TD><B>before</B></TD><TD><B>after</B></TD>"
        "<TD><B>change</B></TD></TR>";
   for (const auto& [op, c] : d.op_counts) {
     const int delta = c.second - c.first;
@@ -111,7 +118,7 @@ std::string op_count_table_html(const GraphDiff& d) {
 }
 
 Result<std::string> diff_drawing(const ir::Graph& a, const ir::Graph& b, const GraphDiff& d,
-                                 Format f, const std::string& title) {
+                                 Format f, const std::string& title, bool op_table) {
   GvGraph gv("diff");
   set_graph_style(gv);
   Agraph_t* left = gv.cluster(nullptr, "before");
@@ -120,9 +127,9 @@ Result<std::string> diff_drawing(const ir::Graph& a, const ir::Graph& b, const G
   Agraph_t* right = gv.cluster(nullptr, "after");
   gv.set(right, "label", "after");
   gv.set(right, "fillcolor", "#ffffff");
-  add_graph(gv, left, a, marks_for(d.before, true, "a-"));
-  add_graph(gv, right, b, marks_for(d.after, false, "b-"));
-  gv.set(gv.root(), "label", label_html(d, title), true);
+  add_graph(gv, left, a, diff_marks(d, true, "a-"));
+  add_graph(gv, right, b, diff_marks(d, false, "b-"));
+  gv.set(gv.root(), "label", label_html(d, title, op_table), true);
   gv.set(gv.root(), "labelloc", "t");
   return gv.render(f);
 }
@@ -136,7 +143,7 @@ Result<std::string> diff_file(const ir::Model& a, const ir::Model& b, const std:
   if (!html) {
     XOPT_ASSIGN_OR_RETURN(f, format_from_path(out_path));
   }
-  XOPT_ASSIGN_OR_RETURN(std::string drawing, diff_drawing(*a.graph, *b.graph, d, f, title));
+  XOPT_ASSIGN_OR_RETURN(std::string drawing, diff_drawing(*a.graph, *b.graph, d, f, title, !html));
   if (!html) return drawing;
   return html_page(title, "<h2>" + xml_escape(title) + "</h2>" + op_count_table_html(d) +
                               "<div class=\"drawing\">" + svg_fragment(drawing) + "</div>");

@@ -91,10 +91,11 @@ class Builder {
     for (const ir::Value* v : n.outputs())
       if (v) d.outputs.push_back(v->name());
     Agnode_t* a = new_node(sub, std::move(d));
-    std::string label = node_card_html(n, !o_.show_weights);
+    auto m = o_.marks.find(n.name());
+    std::string label = node_card_html(n, !o_.show_weights, m == o_.marks.end());
     gv_.set(a, "fillcolor", op_family(n.op_type()).colour);
     gv_.set(a, "tooltip", node_tooltip(n));
-    if (auto m = o_.marks.find(n.name()); m != o_.marks.end()) {
+    if (m != o_.marks.end()) {
       gv_.set(a, "color", m->second.colour);
       gv_.set(a, "penwidth", "3");
       if (m->second.dashed) gv_.set(a, "style", "rounded,filled,dashed");

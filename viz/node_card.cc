@@ -61,7 +61,7 @@ size_t weight_bytes_of(const ir::Node& n, int* count) {
   return bytes;
 }
 
-std::string node_card_html(const ir::Node& n, bool weights_folded) {
+std::string node_card_html(const ir::Node& n, bool weights_folded, bool provenance) {
   std::string html = "<B>" + xml_escape(n.op_type()) + "</B>";
   if (std::string attrs = key_attributes(n); !attrs.empty()) html += small(attrs);
   for (const ir::Value* out : n.outputs()) {
@@ -74,7 +74,7 @@ std::string node_card_html(const ir::Node& n, bool weights_folded) {
     if (size_t bytes = weight_bytes_of(n, &count); count > 0 && bytes > 0)
       html += small("weights " + compact_bytes(bytes), "#666666");
   }
-  if (n.provenance().size() > 1)
+  if (provenance && n.provenance().size() > 1)
     html += small("fused: replaces " + std::to_string(n.provenance().size()) + " nodes", "#7a0177");
   return html;
 }

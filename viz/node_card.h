@@ -14,7 +14,8 @@ std::string key_attributes(const ir::Node& n);
 // Bytes of the constant inputs (initializers) a node reads; `count` gets how many.
 size_t weight_bytes_of(const ir::Node& n, int* count = nullptr);
 // The card as Graphviz HTML-like label text (bold op, small grey detail lines).
-std::string node_card_html(const ir::Node& n, bool weights_folded);
+// `provenance`: the "fused: replaces N nodes" line (left out where a diff note says more).
+std::string node_card_html(const ir::Node& n, bool weights_folded, bool provenance = true);
 // A plain-text tooltip: name, op, originals replaced, outputs.
 std::string node_tooltip(const ir::Node& n);
 

@@ -1,8 +1,11 @@
 #include "viz/report.h"
 
+#include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "viz/breakdown.h"
+#include "viz/diff.h"
 #include "viz/format.h"
 #include "viz/graph_drawing.h"
 #include "viz/output.h"
@@ -67,14 +70,18 @@ std::string stats_table(const std::string& stats_json) {
 }
 
 Result<std::string> graph_panel(const ir::Graph& g, const std::string& which,
-                                const ReportInputs& in, nlohmann::json& outputs) {
-  GraphOptions o;
+                                const ReportInputs& in, GraphOptions o, nlohmann::json& outputs,
+                                std::map<std::string, std::string>& ids) {
   o.id_prefix = which + "-";
+  o.legend = true;
   o.title = which;
   if (in.collapse_depth >= 0 && g.num_nodes() > in.collapse_above)
     o.collapse_depth = in.collapse_depth;
   XOPT_ASSIGN_OR_RETURN(GraphDrawing d, draw_graph(g, Format::kSvg, o));
-  for (const DrawnNode& n : d.stats.nodes) outputs[n.id] = n.outputs;
+  for (const DrawnNode& n : d.stats.nodes) {
+    outputs[n.id] = n.outputs;
+    if (n.kind == "op") ids[n.name] = n.id;
+  }
   return "<div class=\"panel\"><h3>" + which + " (" + std::to_string(g.num_nodes()) +
          " nodes)</h3><div class=\"viewport\" id=\"view-" + which + "\">" + svg_fragment(d.data) +
          "</div></div>";
@@ -94,12 +101,36 @@ Result<std::string> report_html(const ReportInputs& in) {
       "<h2>Graphs</h2><p class=\"hint\">Wheel to zoom, drag to pan; click a node to see its "
       "output in the memory timeline, or a rectangle of the timeline to find its node.</p>"
       "<div id=\"selection\"></div><div class=\"graphs\">";
+  // Both graphs marked by change (provenance is exact here: the passes just ran); a click on a
+  // node also marks its counterparts on the other side (a fused node and its originals).
+  GraphOptions before_marks, after_marks;
+  nlohmann::json links = nlohmann::json::object();
+  std::map<std::string, std::string> before_ids, after_ids;
+  std::optional<GraphDiff> diff;
   if (in.before) {
-    XOPT_ASSIGN_OR_RETURN(std::string panel, graph_panel(*in.before, "before", in, outputs));
+    diff = diff_graphs(*in.before, *in.after);
+    before_marks = diff_marks(*diff, true, "");
+    after_marks = diff_marks(*diff, false, "");
+    XOPT_ASSIGN_OR_RETURN(std::string panel,
+                          graph_panel(*in.before, "before", in, before_marks, outputs, before_ids));
     body += panel;
   }
-  XOPT_ASSIGN_OR_RETURN(std::string panel, graph_panel(*in.after, "after", in, outputs));
+  XOPT_ASSIGN_OR_RETURN(std::string panel,
+                        graph_panel(*in.after, "after", in, after_marks, outputs, after_ids));
   body += panel + "</div>\n";
+  if (diff) {
+    for (const NodeDiff& n : diff->after) {
+      auto id = after_ids.find(n.name);
+      if (id == after_ids.end()) continue;
+      for (const auto& [name, op] : n.counterparts) {
+        auto other = before_ids.find(name);
+        if (other == before_ids.end()) continue;
+        links[id->second].push_back(other->second);
+        links[other->second].push_back(id->second);
+      }
+    }
+    body += "<h2>Op counts</h2>" + op_count_table_html(*diff);
+  }
   if (in.plan) {
     TimelineOptions t;
     t.title = in.title;
@@ -108,7 +139,7 @@ Result<std::string> report_html(const ReportInputs& in) {
     body += "<h2>Memory breakdown</h2>" + breakdown_svg({{in.title, in.plan->breakdown}});
   }
   // JSON inside <script type="application/json">: only "</" could end the element early.
-  std::string data = outputs.dump();
+  std::string data = nlohmann::json{{"outputs", outputs}, {"links", links}}.dump();
   for (size_t at = data.find("</"); at != std::string::npos; at = data.find("</", at + 2))
     data.replace(at, 2, "<\\/");
   std::string page = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" +

@@ -23,7 +23,8 @@ rect.value.hl{stroke:#e31a1c!important;stroke-width:3px!important}
 
 inline constexpr const char* kReportJs = R"JS(
 (function () {
-  const OUT = JSON.parse(document.getElementById('node-outputs').textContent);
+  const DATA = JSON.parse(document.getElementById('node-outputs').textContent);
+  const OUT = DATA.outputs, LINKS = DATA.links;
   const rectsByValue = new Map();
   document.querySelectorAll('#timeline rect.value').forEach(function (r) {
     const v = r.getAttribute('data-value');
@@ -38,6 +39,7 @@ inline constexpr const char* kReportJs = R"JS(
     });
   });
   const views = {};
+  let checking = false;  // the self-check clicks without moving the views
   function say(text) { document.getElementById('selection').textContent = text; }
   function clear() {
     document.querySelectorAll('.hl').forEach(function (e) { e.classList.remove('hl'); });
@@ -47,6 +49,10 @@ inline constexpr const char* kReportJs = R"JS(
     const g = document.getElementById(id);
     if (!g) return 0;
     g.classList.add('hl');
+    (LINKS[id] || []).forEach(function (other) {
+      const o = document.getElementById(other);
+      if (o) o.classList.add('hl');
+    });
     let n = 0;
     (OUT[id] || []).forEach(function (v) {
       (rectsByValue.get(v) || []).forEach(function (r) { r.classList.add('hl'); n++; });
@@ -66,7 +72,7 @@ inline constexpr const char* kReportJs = R"JS(
       g.classList.add('hl');
       n++;
       const vp = g.closest('.viewport');
-      if (vp && views[vp.id]) views[vp.id].centre(g);
+      if (vp && views[vp.id] && !checking) views[vp.id].centre(g);
     });
     say(v + ': produced by ' + n + ' highlighted node(s)');
     return n;
@@ -138,6 +144,7 @@ inline constexpr const char* kReportJs = R"JS(
     box.className = ok ? 'ok' : 'failed';
     box.setAttribute('data-status', ok ? 'ok' : 'failed');
   }
+  checking = true;
   try {
     if (rectsByValue.size === 0) {
       result(true, 'no memory plan in this report, nothing to link');
@@ -163,6 +170,7 @@ inline constexpr const char* kReportJs = R"JS(
   } catch (e) {
     result(false, String(e));
   }
+  checking = false;
 })();
 )JS";
 

@@ -209,8 +209,8 @@ std::string timeline_svg(const MemoryPlan& plan, const ir::Graph* g, const Timel
         "stroke-dasharray=\"6 3\" stroke-width=\"1.2\"/>",
         geo.x0, y, o.width - right, y, colour);
     svg += format("<text x=\"%.1f\" y=\"%.2f\" text-anchor=\"%s\" fill=\"%s\">",
-                  at_right ? o.width - right - 4 : geo.x0 + 4, y - 3, at_right ? "end" : "start",
-                  colour) +
+                  at_right ? o.width - right - 4 : geo.x0 + 4, at_right ? y - 3 : y + 12,
+                  at_right ? "end" : "start", colour) +
            xml_escape(label) + "</text>\n";
   };
   hline(plan.arena_bytes, "#cb181d", "arena " + compact_bytes(plan.arena_bytes), true);

@@ -36,7 +36,11 @@ Status write_visuals(const VisualsRequest& r) {
   }
   if (!r.report_dir.empty()) {
     ReportInputs in;
-    in.title = fs::path(r.original_path).filename().string();
+    // "resnet18/model.onnx": the folder often names the model better than the file.
+    const fs::path p(r.original_path);
+    in.title = p.parent_path().filename().empty()
+                   ? p.filename().string()
+                   : (p.parent_path().filename() / p.filename()).string();
     in.before = original.graph.get();
     in.after = r.optimized->graph.get();
     in.plan = r.plan;
