@@ -86,7 +86,12 @@ std::string breakdown_svg(const std::vector<BreakdownBar>& bars, const std::stri
       x += w;
     }
     svg += format("<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\">", left, y + bar_h + 12) +
-           xml_escape("total " + compact_bytes(b.total())) + "</text>\n";
+           xml_escape("total " + compact_bytes(b.total()) + ": context " +
+                      compact_bytes(b.cuda_context) +
+                      (b.cuda_context_estimated ? " (estimate)" : " (measured)") + ", parameters " +
+                      compact_bytes(b.parameters) + ", activations " +
+                      compact_bytes(b.activations) + ", workspace " + compact_bytes(b.workspace)) +
+           "</text>\n";
   }
   svg += "</svg>\n";
   return svg;

@@ -24,9 +24,23 @@ namespace {
 
 using namespace xopt;
 
+// Flags were checked before anything was read: what fails later is the model or the file (2).
 int fail(const Status& st) {
   std::fprintf(stderr, "xviz: error: %s\n", st.message().c_str());
-  return st.code() == ErrorCode::kInvalidArgument ? 1 : 2;
+  return 2;
+}
+
+int usage(const std::string& message) {
+  std::fprintf(stderr, "xviz: error: %s (see xviz --help)\n", message.c_str());
+  return 1;
+}
+
+// The output's extension is one the subcommand writes.
+bool has_extension(const std::string& path, std::initializer_list<const char*> extensions) {
+  const std::string ext = std::filesystem::path(path).extension().string();
+  for (const char* e : extensions)
+    if (ext == e) return true;
+  return false;
 }
 
 int finish(const Status& st, const std::string& out) {
@@ -121,7 +135,12 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "xviz: error: %s (see xviz --help)\n", e.what());
     return 1;
   }
-  if (graph->parsed()) return run_graph(model, out, depth, weights);
+  if (graph->parsed()) {
+    if (!has_extension(out, {".svg", ".png", ".pdf", ".dot", ".gv"}))
+      return usage(out + ": graph writes .svg, .png, .pdf or .dot");
+    return run_graph(model, out, depth, weights);
+  }
+  if (!has_extension(out, {".svg", ".html", ".htm"})) return usage(out + ": writes .svg or .html");
   if (timeline->parsed()) return run_timeline(model, out);
   if (diff->parsed()) return run_diff(model, other, out);
   return run_breakdown(models, out);

@@ -1,0 +1,73 @@
+// xviz as a user runs it: every subcommand writes its file; mistakes are one line and an exit code
+// (1 usage, 2 bad model or unwritable file).
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "tests/util/test_util.h"
+
+namespace xopt {
+namespace {
+
+namespace fs = std::filesystem;
+
+int run(const std::string& args) {
+  const int rc = std::system((std::string(XVIZ_BIN) + " " + args + " > /dev/null 2>&1").c_str());
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+std::string head(const fs::path& p, size_t n) {
+  std::ifstream in(p, std::ios::binary);
+  std::string s(n, '\0');
+  in.read(s.data(), static_cast<std::streamsize>(n));
+  return s;
+}
+
+class XvizCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / "xopt_viz_cli_test";
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string at(const std::string& name) const { return (dir_ / name).string(); }
+  fs::path dir_;
+};
+
+TEST_F(XvizCli, EveryGraphFormatAndTheCharts) {
+  const std::string model = test::shared_model_path("resnet18");
+  if (model.empty()) return;
+  EXPECT_EQ(run("graph " + model + " -o " + at("g.svg")), 0);
+  EXPECT_EQ(head(at("g.svg"), 5), "<?xml");
+  EXPECT_EQ(run("graph " + model + " -o " + at("g.png") + " --collapse-depth 1"), 0);
+  EXPECT_EQ(head(at("g.png"), 4).substr(1), "PNG");
+  EXPECT_EQ(run("graph " + model + " -o " + at("g.pdf") + " --show-weights"), 0);
+  EXPECT_EQ(head(at("g.pdf"), 4), "%PDF");
+  EXPECT_EQ(run("graph " + model + " -o " + at("g.dot")), 0);
+  EXPECT_EQ(head(at("g.dot"), 7), "digraph");
+
+  const std::string opt = at("m.opt.onnx");
+  const std::string cmd = std::string(XOPT_BIN) + " --passes=fold,fuse,plan --batch 1 -q " + model +
+                          " -o " + opt + " > /dev/null";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  EXPECT_EQ(run("timeline " + opt + " -o " + at("t.svg")), 0);
+  EXPECT_EQ(run("timeline " + opt + " -o " + at("t.html")), 0);
+  EXPECT_EQ(head(at("t.html"), 15), "<!DOCTYPE html>");
+  EXPECT_EQ(run("breakdown " + opt + " " + opt + " -o " + at("b.svg")), 0);
+  EXPECT_EQ(run("diff " + model + " " + opt + " -o " + at("d.html")), 0);
+}
+
+TEST_F(XvizCli, MistakesAreExitCodes) {
+  const std::string model = test::shared_model_path("resnet18");
+  if (model.empty()) return;
+  EXPECT_EQ(run("graph " + model + " -o " + at("g.bmp")), 1);  // unknown format
+  EXPECT_EQ(run("graph"), 1);                                  // no model
+  EXPECT_EQ(run("graph " + at("missing.onnx") + " -o " + at("g.svg")), 2);
+  EXPECT_EQ(run("timeline " + model + " -o " + at("t.svg")), 2);  // carries no plan
+  EXPECT_FALSE(fs::exists(at("t.svg")));
+}
+
+}  // namespace
+}  // namespace xopt
