@@ -121,7 +121,8 @@ int main(int argc, char** argv) {
   CLI::App* diff = app.add_subcommand("diff", "What changed from A to B (.svg or .html)");
   diff->add_option("a", model, "Model before")->required();
   diff->add_option("b", other, "Model after")->required();
-  diff->add_option("-o,--output", out, "Output file: .svg or .html")->required();
+  diff->add_option("-o,--output", out, "Output file: .svg or .html (also .png, .pdf, .dot)")
+      ->required();
 
   CLI::App* breakdown =
       app.add_subcommand("breakdown", "Memory breakdown of planned models as stacked bars (.svg)");
@@ -140,8 +141,12 @@ int main(int argc, char** argv) {
       return usage(out + ": graph writes .svg, .png, .pdf or .dot");
     return run_graph(model, out, depth, weights);
   }
+  if (diff->parsed()) {
+    if (!has_extension(out, {".svg", ".html", ".htm", ".png", ".pdf", ".dot"}))
+      return usage(out + ": diff writes .svg, .html, .png, .pdf or .dot");
+    return run_diff(model, other, out);
+  }
   if (!has_extension(out, {".svg", ".html", ".htm"})) return usage(out + ": writes .svg or .html");
   if (timeline->parsed()) return run_timeline(model, out);
-  if (diff->parsed()) return run_diff(model, other, out);
   return run_breakdown(models, out);
 }
