@@ -5,6 +5,7 @@
 #include "viz/format.h"
 #include "viz/graph_drawing.h"
 #include "viz/output.h"
+#include "viz/report.h"
 
 namespace xopt::viz {
 namespace {
@@ -135,18 +136,20 @@ Result<std::string> diff_drawing(const ir::Graph& a, const ir::Graph& b, const G
 }
 
 Result<std::string> diff_file(const ir::Model& a, const ir::Model& b, const std::string& out_path) {
-  const GraphDiff d = diff_graphs(*a.graph, *b.graph);
   const std::string title = std::filesystem::path(a.path).filename().string() + " vs " +
                             std::filesystem::path(b.path).filename().string();
-  const bool html = is_html_path(out_path);
-  Format f = Format::kSvg;
-  if (!html) {
-    XOPT_ASSIGN_OR_RETURN(f, format_from_path(out_path));
+  if (is_html_path(out_path)) {
+    // The report's page without a plan: both graphs marked by change, pan and zoom, op counts,
+    // and a click on a fused node marks the originals it replaced (and back).
+    ReportInputs in;
+    in.heading = "xviz diff";
+    in.title = title;
+    in.before = a.graph.get();
+    in.after = b.graph.get();
+    return report_html(in);
   }
-  XOPT_ASSIGN_OR_RETURN(std::string drawing, diff_drawing(*a.graph, *b.graph, d, f, title, !html));
-  if (!html) return drawing;
-  return html_page(title, "<h2>" + xml_escape(title) + "</h2>" + op_count_table_html(d) +
-                              "<div class=\"drawing\">" + svg_fragment(drawing) + "</div>");
+  XOPT_ASSIGN_OR_RETURN(Format f, format_from_path(out_path));
+  return diff_drawing(*a.graph, *b.graph, diff_graphs(*a.graph, *b.graph), f, title);
 }
 
 }  // namespace xopt::viz

@@ -92,14 +92,17 @@ Result<std::string> graph_panel(const ir::Graph& g, const std::string& which,
 Result<std::string> report_html(const ReportInputs& in) {
   if (!in.after) return invalid_argument("report: no optimized graph");
   nlohmann::json outputs = nlohmann::json::object();
-  std::string body = "<h1>xopt report: " + xml_escape(in.title) +
+  std::string body = "<h1>" + xml_escape(in.heading + ": " + in.title) +
                      "</h1><div id=\"selfcheck\" data-status=\"pending\">self-check pending "
                      "(needs JavaScript)</div>\n";
   body += "<h2>Summary</h2>" + summary_table(in);
-  body += "<h2>Passes</h2>" + stats_table(in.stats_json);
+  if (!in.stats_json.empty()) body += "<h2>Passes</h2>" + stats_table(in.stats_json);
   body +=
-      "<h2>Graphs</h2><p class=\"hint\">Wheel to zoom, drag to pan; click a node to see its "
-      "output in the memory timeline, or a rectangle of the timeline to find its node.</p>"
+      std::string("<h2>Graphs</h2><p class=\"hint\">Wheel to zoom, drag to pan; click a node to ") +
+      (in.plan ? "see its output in the memory timeline (and its counterparts in the other "
+                 "graph), or a rectangle of the timeline to find its node.</p>"
+               : "mark its counterparts in the other graph (a fused node and the originals "
+                 "it replaced).</p>") +
       "<div id=\"selection\"></div><div class=\"graphs\">";
   // Both graphs marked by change (provenance is exact here: the passes just ran); a click on a
   // node also marks its counterparts on the other side (a fused node and its originals).
@@ -143,7 +146,7 @@ Result<std::string> report_html(const ReportInputs& in) {
   for (size_t at = data.find("</"); at != std::string::npos; at = data.find("</", at + 2))
     data.replace(at, 2, "<\\/");
   std::string page = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" +
-                     xml_escape("xopt report: " + in.title) + "</title><style>" + kReportCss +
+                     xml_escape(in.heading + ": " + in.title) + "</title><style>" + kReportCss +
                      "</style></head><body>\n" + body +
                      "<script type=\"application/json\" id=\"node-outputs\">" + data +
                      "</script>\n<script>" + kReportJs + "</script>\n</body></html>\n";

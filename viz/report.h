@@ -13,6 +13,7 @@
 namespace xopt::viz {
 
 struct ReportInputs {
+  std::string heading = "xopt report";
   std::string title;                          // usually the model's file name
   const ir::Graph* before = nullptr;          // the model as given (may be null)
   const ir::Graph* after = nullptr;           // the optimized model

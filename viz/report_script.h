@@ -146,15 +146,28 @@ inline constexpr const char* kReportJs = R"JS(
   }
   checking = true;
   try {
+    const click = function (e) { e.dispatchEvent(new MouseEvent('click', {bubbles: true})); };
     if (rectsByValue.size === 0) {
-      result(true, 'no memory plan in this report, nothing to link');
+      // No plan (a diff page): a click on a fused node must mark the originals it replaced.
+      const id = Object.keys(LINKS).find(function (k) { return k.indexOf('after-') === 0; });
+      if (!id) {
+        result(true, 'nothing to link (no plan, no node stands for another)');
+      } else {
+        click(document.getElementById(id));
+        const other = LINKS[id].map(function (o) { return document.getElementById(o); });
+        if (!other.every(function (o) { return o && o.classList.contains('hl'); }))
+          throw 'clicking node ' + id + ' left its originals unmarked';
+        clear();
+        say('');
+        result(true, 'node ' + id + ' marks its ' + other.length + ' original(s) (' +
+                     Object.keys(LINKS).length + ' nodes linked)');
+      }
     } else {
       const id = Object.keys(OUT).find(function (k) {
         return k.indexOf('after-') === 0 && OUT[k].some(function (v) { return rectsByValue.has(v); });
       });
       if (!id) throw 'no node of the optimized graph has a planned output';
       const value = OUT[id].find(function (v) { return rectsByValue.has(v); });
-      const click = function (e) { e.dispatchEvent(new MouseEvent('click', {bubbles: true})); };
       click(document.getElementById(id));
       const rect = rectsByValue.get(value)[0];
       if (!rect.classList.contains('hl')) throw 'clicking node ' + id + ' left ' + value + ' unmarked';

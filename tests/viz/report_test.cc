@@ -104,6 +104,32 @@ void check_report(const std::string& model_name) {
   fs::remove_all(dir);
 }
 
+// xviz diff -o diff.html: the same page without a plan; its self-check clicks a fused node and
+// expects the originals it replaced marked.
+TEST(Report, DiffPageLinksFusedNodesToTheirOriginals) {
+  const std::string model = test::shared_model_path("resnet18");
+  if (model.empty()) return;
+  const fs::path dir = fs::temp_directory_path() / "xopt_viz_report_diff";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string opt = (dir / "model.opt.onnx").string();
+  const std::string html = (dir / "diff.html").string();
+  const std::string cmd = std::string(XOPT_BIN) + " --passes=fold,fuse -q " + model + " -o " + opt +
+                          " > /dev/null && " + XVIZ_BIN + " diff " + model + " " + opt + " -o " +
+                          html + " > /dev/null";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  const std::string chromium = find_chromium();
+  if (chromium.empty()) GTEST_SKIP() << "chromium is not installed (apt-get install -y chromium)";
+  const std::string dom =
+      run_capture(chromium + chromium_flags() + " --dump-dom file://" + html + " 2>/dev/null");
+  const size_t at = dom.find("id=\"selfcheck\"");
+  ASSERT_NE(at, std::string::npos);
+  const std::string selfcheck = dom.substr(at, dom.find("</div>", at) - at);
+  EXPECT_NE(selfcheck.find("data-status=\"ok\""), std::string::npos) << selfcheck;
+  EXPECT_NE(selfcheck.find("original(s)"), std::string::npos) << selfcheck;
+  fs::remove_all(dir);
+}
+
 TEST(Report, Resnet18OpensInChromiumAndPassesItsSelfCheck) {
   check_report("resnet18");
 }
