@@ -261,7 +261,8 @@ void set_graph_style(GvGraph& gv) {
   gv.edge_default("arrowsize", "0.6");
 }
 
-std::string legend_html(const ir::Graph& g, const std::string& title, bool collapsed) {
+std::string legend_html(const ir::Graph& g, const std::string& title, bool collapsed,
+                        bool weights) {
   std::set<std::string> used;
   for (const ir::Node* n : g.nodes()) used.insert(op_family(n->op_type()).name);
   std::string cells;
@@ -269,6 +270,9 @@ std::string legend_html(const ir::Graph& g, const std::string& title, bool colla
     if (used.count(f.name))
       cells += std::string("<TD BGCOLOR=\"") + f.colour + "\" BORDER=\"1\">" + xml_escape(f.name) +
                "</TD>";
+  if (weights)
+    cells += std::string("<TD BGCOLOR=\"") + op_family("Constant").colour +
+             "\" BORDER=\"1\">weight (initializer)</TD>";
   if (collapsed)
     cells +=
         std::string("<TD BGCOLOR=\"") + kCollapsedFill + "\" BORDER=\"1\">collapsed scope</TD>";
@@ -297,7 +301,12 @@ Result<GraphDrawing> draw_graph(const ir::Graph& g, Format f, const GraphOptions
   }
   // Set last: a root attribute set before the clusters exist would become their default.
   if (o.legend) {
-    gv.set(gv.root(), "label", legend_html(g, o.title, o.collapse_depth >= 0), true);
+    auto drew = [&](const char* kind) {
+      for (const DrawnNode& n : d.stats.nodes)
+        if (n.kind == kind) return true;
+      return false;
+    };
+    gv.set(gv.root(), "label", legend_html(g, o.title, drew("collapsed"), drew("weight")), true);
     gv.set(gv.root(), "labelloc", "t");
   }
   XOPT_ASSIGN_OR_RETURN(d.data, gv.render(f));

@@ -52,8 +52,9 @@ GraphStats add_graph(GvGraph& gv, Agraph_t* parent, const ir::Graph& g, const Gr
 // Graph-wide look (fonts, shapes, spacing) shared by every drawing.
 void set_graph_style(GvGraph& gv);
 // HTML-like legend of the op families used by `g` (for a graph label); `collapsed` adds the
-// collapsed-scope box.
-std::string legend_html(const ir::Graph& g, const std::string& title, bool collapsed = false);
+// collapsed-scope box, `weights` the initializer notes.
+std::string legend_html(const ir::Graph& g, const std::string& title, bool collapsed = false,
+                        bool weights = false);
 
 struct GraphDrawing {
   std::string data;  // DOT / SVG text, or PNG / PDF bytes

@@ -3,6 +3,7 @@
 #include <graphviz/cgraph.h>
 #include <graphviz/gvc.h>
 
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
