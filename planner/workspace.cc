@@ -84,9 +84,27 @@ Result<size_t> node_workspace_bytes(const ir::Node& n) {
   if (conv) {
     // Weight [M, C/group, k...], output [N, M, o...].
     XOPT_ASSIGN_OR_RETURN(auto yd, static_dims(n, n.output(0), "output"));
-    return static_cast<size_t>(wd[1] * product(kernel.begin(), kernel.end()) *
-                               product(yd.begin() + 2, yd.end())) *
-           elem;
+    const size_t im2col = static_cast<size_t>(wd[1] * product(kernel.begin(), kernel.end()) *
+                                              product(yd.begin() + 2, yd.end())) *
+                          elem;
+    // cuDNN pads symmetrically: unequal begin/end pads (explicit, or SAME_*) take a padded copy
+    // of the input first, at most (kernel extent - 1) larger per spatial dim.
+    const std::string auto_pad = n.attr_string("auto_pad", "NOTSET");
+    const std::vector<int64_t> pads = n.attr_ints("pads");
+    const size_t r = kernel.size();
+    bool asymmetric = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
+    for (size_t i = 0; i < r && pads.size() == 2 * r; ++i) asymmetric |= pads[i] != pads[i + r];
+    if (!asymmetric) return im2col;
+    XOPT_ASSIGN_OR_RETURN(auto xd, static_dims(n, x, "input"));
+    const std::vector<int64_t> dil = n.attr_ints("dilations");
+    int64_t padded = xd[0] * xd[1];
+    for (size_t i = 0; i < r; ++i) {
+      const int64_t extent = (kernel[i] - 1) * (dil.size() == r ? dil[i] : 1) + 1;
+      const int64_t grow =
+          pads.size() == 2 * r ? std::max(pads[i] + pads[i + r], extent - 1) : extent - 1;
+      padded *= xd[2 + i] + grow;
+    }
+    return align_up(static_cast<size_t>(padded) * elem, 256) + im2col;
   }
   // ConvTranspose: weight [C, M/group, k...], input [N, C, d...].
   XOPT_ASSIGN_OR_RETURN(auto xd, static_dims(n, x, "input"));

@@ -14,11 +14,12 @@ namespace xopt::planner {
 // Scratch bytes for one node. Conv-like ops (Conv, ConvInteger, QLinearConv, com.microsoft
 // FusedConv) need an im2col buffer of C_in/group * prod(kernel) * prod(output spatial) elements of
 // the input type for one image and one group (none for a 1x1 kernel with unit strides and no
-// padding, which is a plain GEMM); ConvTranspose a col2im buffer of C_out/group * prod(kernel) *
-// prod(input spatial). com.microsoft MultiHeadAttention needs its score matrices (batch x heads x
-// S x L) and, with a bias, Q, K and V split into heads (what the CUDA kernel takes; the GPU's
-// figures replace these with `xopt --device cuda`). Other ops need none. Errors name the node when
-// a shape it needs is not static.
+// padding, which is a plain GEMM), plus, when its begin and end pads differ (explicit or SAME_*),
+// a padded copy of the input (cuDNN pads symmetrically); ConvTranspose a col2im buffer of
+// C_out/group * prod(kernel) * prod(input spatial). com.microsoft MultiHeadAttention needs its
+// score matrices (batch x heads x S x L) and, with a bias, Q, K and V split into heads (what the
+// CUDA kernel takes; the GPU's figures replace these with `xopt --device cuda`). Other ops need
+// none. Errors name the node when a shape it needs is not static.
 Result<size_t> node_workspace_bytes(const ir::Node& n);
 
 struct Workspace {

@@ -11,8 +11,10 @@ Result<PreparedSession> prepare_session(const ir::Model& model,
                                         const std::map<std::string, ir::Tensor>& shapes,
                                         const SessionOptions& options) {
   const std::string where = model.path.empty() ? std::string("model") : model.path;
+  XOPT_RETURN_IF_ERROR(check_kernels(*model.graph).with_context(where + ": "));
   PreparedSession out;
-  if (model.metadata(planner::kPlanMetadataKey)) {
+  const bool planned = model.metadata(planner::kPlanMetadataKey).has_value();
+  if (planned && ir::values_with_unknown_shape(*model.graph).empty()) {
     XOPT_ASSIGN_OR_RETURN(out.plan, planner::read_plan(model));
     out.plan_from_model = true;
     auto s = Session::create(model, out.plan, options);
@@ -20,7 +22,8 @@ Result<PreparedSession> prepare_session(const ir::Model& model,
     out.session = std::move(s).value();
     return out;
   }
-  // No plan: bind the fed shapes on a copy, infer, plan for this graph order.
+  // Shapes to infer (a saved model carries none for its intermediate values) and, without a plan,
+  // one to make: on a copy, with the fed shapes bound.
   XOPT_ASSIGN_OR_RETURN(
       ir::Model copy, ir::model_from_proto(ir::model_to_proto(model), model.base_dir, model.path));
   ir::ShapeBindings bindings;
@@ -30,6 +33,18 @@ Result<PreparedSession> prepare_session(const ir::Model& model,
   }
   XOPT_RETURN_IF_ERROR(ir::bind_input_shapes(*copy.graph, bindings).with_context(where + ": "));
   XOPT_RETURN_IF_ERROR(ir::infer_shapes(*copy.graph).with_context(where + ": "));
+  if (planned) {
+    XOPT_ASSIGN_OR_RETURN(out.plan, planner::read_plan(copy));
+    out.plan_from_model = true;
+    auto s = Session::create(copy, out.plan, options);
+    if (!s.is_ok()) return s.status().with_context(where + " (in its memory plan): ");
+    out.session = std::move(s).value();
+    return out;
+  }
+  if (auto unknown = ir::values_with_unknown_shape(*copy.graph); !unknown.empty())
+    return unsupported(where + ": the CUDA executor needs static shapes, and '" +
+                       unknown.front()->name() + "' has " + unknown.front()->shape().to_string() +
+                       " for these inputs (a data-dependent shape)");
   auto plan = planner::plan(*copy.graph);
   if (!plan.is_ok()) return plan.status().with_context(where + ": ");
   out.plan = std::move(plan).value();
@@ -54,10 +69,12 @@ Result<std::vector<ir::Tensor>> run_once(const ir::Model& model,
   for (ir::Value* v : g.runtime_inputs()) {
     auto it = feeds.find(v->name());
     if (it == feeds.end()) continue;
+    // A small tensor read only as a node's second or later input: shapes, axes, pads, bounds,
+    // scales, a pad value, a training-mode flag.
     const ir::Tensor& t = it->second;
-    const bool shape_like =
-        (t.dtype() == ir::DType::kInt64 || t.dtype() == ir::DType::kInt32) && t.numel() <= 64;
-    if (!shape_like) continue;
+    bool parameter_like = t.numel() <= 64 && t.dtype() != ir::DType::kString && v->has_uses();
+    for (const ir::Use& u : v->uses()) parameter_like = parameter_like && u.index >= 1;
+    if (!parameter_like) continue;
     ir::Value* c = g.add_initializer(v->name() + "_const", t);
     g.replace_all_uses(v, c);
     g.remove_graph_input(v);

@@ -28,9 +28,10 @@ Result<PreparedSession> prepare_session(const ir::Model& model,
                                         const SessionOptions& options = {});
 
 // Runs `model` once on `inputs` on the GPU (prepare_session + run), for conformance cases. With
-// `specialize_shape_inputs`, every int64/int32 graph input of at most 64 elements is made a
-// constant holding the value fed: the CUDA executor compiles for static shapes, and ONNX's test
-// cases feed shapes, axes and pads as graph inputs.
+// `specialize_shape_inputs`, every graph input of at most 64 elements that nodes read only as a
+// second or later input (shapes, axes, pads, bounds, scales) is made a constant holding the value
+// fed: the CUDA executor compiles for static shapes and constant parameters, and ONNX's test cases
+// feed those as graph inputs.
 Result<std::vector<ir::Tensor>> run_once(const ir::Model& model,
                                          const std::map<std::string, ir::Tensor>& inputs,
                                          const SessionOptions& options = {},

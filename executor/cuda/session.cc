@@ -27,7 +27,7 @@ std::string version_string(int v) {  // 13000 -> "13.0"
 // A graph input or output's host-visible staging buffer (pinned, so copies are true async DMA and
 // can live inside the captured graph).
 struct Staging {
-  const ir::Value* value = nullptr;
+  std::string name;     // the graph input or output (the session keeps no pointer into the model)
   DeviceTensor device;  // its slot on the device
   PinnedBuffer host;    // pinned host bytes of the same size
 };
@@ -49,6 +49,14 @@ bool device_available(std::string* why) {
   return true;
 }
 
+Status check_kernels(const ir::Graph& graph) {
+  for (const ir::Node* n : graph.nodes())
+    if (KernelRegistry::global().find(n->domain(), n->op_type(), n->opset()) == nullptr)
+      return unsupported(n->describe() + ": no CUDA kernel for " + op_label(*n) + " at opset " +
+                         std::to_string(n->opset()));
+  return Status::ok();
+}
+
 std::string DeviceInfo::summary() const {
   const size_t major = cudnn_version / 10000, minor = (cudnn_version % 10000) / 100,
                patch = cudnn_version % 100;
@@ -65,8 +73,8 @@ struct Session::Impl {
   cudaEvent_t start = nullptr, stop = nullptr;
   DeviceBuffer params, arena, workspace, io;
   std::vector<Launch> launches;
-  std::vector<size_t> workspace_of;  // per launch
-  std::vector<const ir::Node*> order;
+  std::vector<size_t> workspace_of;     // per launch
+  std::vector<std::string> node_names;  // describe() of each launch's node, for errors
   std::vector<Staging> inputs, outputs;
   cudaGraphExec_t graph_exec = nullptr;
   bool use_graph = true;
@@ -91,7 +99,7 @@ struct Session::Impl {
     for (size_t i = 0; i < launches.size(); ++i) {
       LaunchEnv env{stream, workspace.data(), workspace_of[i]};
       Status st = launches[i](env);
-      if (!st.is_ok()) return st.with_context(order[i]->describe() + ": ");
+      if (!st.is_ok()) return st.with_context(node_names[i] + ": ");
     }
     for (Staging& s : outputs)
       if (s.device.nbytes() > 0)
@@ -140,6 +148,16 @@ Result<std::unique_ptr<Session>> Session::create(const ir::Model& model,
   if (!device_available(&why)) return unsupported("CUDA executor: " + why);
   XOPT_RETURN_IF_ERROR(planner::check_plan(plan));
   const ir::Graph& g = *model.graph;
+  // Every node needs a kernel: known before any device work.
+  XOPT_ASSIGN_OR_RETURN(std::vector<const ir::Node*> order, exec::execution_order(g, &plan));
+  std::vector<const KernelDef*> kernels;
+  for (const ir::Node* n : order) {
+    const KernelDef* k = KernelRegistry::global().find(n->domain(), n->op_type(), n->opset());
+    if (k == nullptr)
+      return unsupported(n->describe() + ": no CUDA kernel for " + op_label(*n) + " at opset " +
+                         std::to_string(n->opset()));
+    kernels.push_back(k);
+  }
   auto impl = std::make_unique<Impl>();
   Footprint& fp = impl->footprint;
   impl->use_graph = options.use_graph;
@@ -164,10 +182,9 @@ Result<std::unique_ptr<Session>> Session::create(const ir::Model& model,
   XOPT_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(impl->stream));
   XOPT_ASSIGN_OR_RETURN(fp.context, device_memory_used());
 
-  XOPT_ASSIGN_OR_RETURN(impl->order, exec::execution_order(g, &plan));
-  if (!plan.node_order.empty() && plan.node_order.size() != impl->order.size())
+  if (!plan.node_order.empty() && plan.node_order.size() != order.size())
     return invalid_argument("memory plan: it orders " + std::to_string(plan.node_order.size()) +
-                            " nodes but the graph has " + std::to_string(impl->order.size()));
+                            " nodes but the graph has " + std::to_string(order.size()));
 
   // Every tensor the model touches, with its static dims.
   std::unordered_map<const ir::Value*, DeviceTensor> slot;
@@ -212,7 +229,7 @@ Result<std::unique_ptr<Session>> Session::create(const ir::Model& model,
   auto planned = [&](const ir::Value* v) { return plan.find(v->name()); };
   for (const ir::Value* v : g.runtime_inputs())
     if (planned(v) == nullptr) XOPT_RETURN_IF_ERROR(add_io(v));
-  for (const ir::Node* n : impl->order)
+  for (const ir::Node* n : order)
     for (const ir::Value* v : n->outputs()) {
       if (v == nullptr || planned(v) != nullptr) continue;
       if (v->has_uses() && !v->is_graph_output())
@@ -267,12 +284,9 @@ Result<std::unique_ptr<Session>> Session::create(const ir::Model& model,
   const size_t limit =
       options.workspace_limit != 0 ? options.workspace_limit : plan.workspace_bytes;
   size_t workspace_needed = 0;
-  for (size_t s = 0; s < impl->order.size(); ++s) {
-    const ir::Node& n = *impl->order[s];
-    const KernelDef* k = KernelRegistry::global().find(n.domain(), n.op_type(), n.opset());
-    if (k == nullptr)
-      return unsupported(n.describe() + ": no CUDA kernel for " + op_label(n) + " at opset " +
-                         std::to_string(n.opset()));
+  for (size_t s = 0; s < order.size(); ++s) {
+    const ir::Node& n = *order[s];
+    const KernelDef* k = kernels[s];
     std::vector<const DeviceTensor*> ins, outs;
     std::vector<const ir::Tensor*> consts;
     for (const ir::Value* v : n.inputs()) {
@@ -311,6 +325,7 @@ Result<std::unique_ptr<Session>> Session::create(const ir::Model& model,
           " bytes of workspace but the plan's workspace region holds " + std::to_string(limit) +
           " (plan with `--device cuda` to size it from the GPU's algorithms)");
     impl->launches.push_back(std::move(launch).value());
+    impl->node_names.push_back(n.describe());
     impl->workspace_of.push_back(ctx.workspace_requested());
     workspace_needed = std::max(workspace_needed, ctx.workspace_requested());
   }
@@ -324,7 +339,7 @@ Result<std::unique_ptr<Session>> Session::create(const ir::Model& model,
   // Pinned staging for every graph input and output.
   for (const ir::Value* v : g.runtime_inputs()) {
     Staging s;
-    s.value = v;
+    s.name = v->name();
     s.device = slot.at(v);
     XOPT_ASSIGN_OR_RETURN(s.host, PinnedBuffer::allocate(s.device.nbytes()));
     impl->inputs.push_back(std::move(s));
@@ -334,7 +349,7 @@ Result<std::unique_ptr<Session>> Session::create(const ir::Model& model,
     if (it == slot.end())
       return invalid_model("graph output '" + v->name() + "' is never computed");
     Staging s;
-    s.value = v;
+    s.name = v->name();
     s.device = it->second;
     XOPT_ASSIGN_OR_RETURN(s.host, PinnedBuffer::allocate(s.device.nbytes()));
     impl->outputs.push_back(std::move(s));
@@ -357,18 +372,18 @@ Result<std::vector<ir::Tensor>> Session::run(const std::map<std::string, ir::Ten
   const auto t0 = std::chrono::steady_clock::now();
   for (const auto& [name, t] : inputs) {
     const bool known = std::any_of(s.inputs.begin(), s.inputs.end(),
-                                   [&](const Staging& st) { return st.value->name() == name; });
+                                   [&](const Staging& st) { return st.name == name; });
     if (!known) return invalid_argument("'" + name + "' is not an input of the graph");
   }
   for (Staging& in : s.inputs) {
-    auto it = inputs.find(in.value->name());
+    auto it = inputs.find(in.name);
     if (it == inputs.end())
-      return invalid_argument("input '" + in.value->name() + "' is not given (planned " +
+      return invalid_argument("input '" + in.name + "' is not given (planned " +
                               std::string(ir::dtype_name(in.device.dtype)) + " " +
                               ir::Shape::of(in.device.dims).to_string() + ")");
     const ir::Tensor& t = it->second;
     if (t.dtype() != in.device.dtype)
-      return invalid_argument("input '" + in.value->name() + "' is " +
+      return invalid_argument("input '" + in.name + "' is " +
                               std::string(ir::dtype_name(t.dtype())) + " but the plan has " +
                               std::string(ir::dtype_name(in.device.dtype)));
     if (t.dims() != in.device.dims) {
@@ -380,7 +395,7 @@ Result<std::vector<ir::Tensor>> Session::run(const std::map<std::string, ir::Ten
           break;
         }
       return invalid_argument(
-          "input '" + in.value->name() + "' has shape " + ir::Shape::of(t.dims()).to_string() +
+          "input '" + in.name + "' has shape " + ir::Shape::of(t.dims()).to_string() +
           " but the model was planned for " + ir::Shape::of(in.device.dims).to_string() + which);
     }
     if (t.nbytes() > 0) std::memcpy(in.host.data(), t.raw_data(), t.nbytes());

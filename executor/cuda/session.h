@@ -26,6 +26,9 @@ namespace xopt::cuda {
 // Whether a CUDA device can be used here; `why` says why not ("no CUDA device", the driver error).
 bool device_available(std::string* why = nullptr);
 
+// An unsupported error naming the first node whose op has no CUDA kernel at its opset.
+Status check_kernels(const ir::Graph& graph);
+
 struct DeviceInfo {
   std::string name;            // "NVIDIA H200"
   int compute_capability = 0;  // 90

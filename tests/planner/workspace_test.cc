@@ -75,6 +75,20 @@ TEST(Workspace, OtherOpsNeedNoneAndTheRegionIsTheLargestNeed) {
   EXPECT_EQ(p->breakdown.workspace, 4096u);
 }
 
+// cuDNN pads symmetrically: unequal pads take a padded copy of the input besides the im2col buffer.
+TEST(Workspace, AsymmetricPadsAddAPaddedInput) {
+  GraphBuilder b;
+  ir::Value* x = b.input("x", {1, 4, 9, 9});
+  ir::Value* w = b.weight("w", {4, 1, 3, 3});
+  b.op("Conv", {x, w}, "y", {1, 4, 5, 5});
+  b.last()->set_attr("group", int64_t{4});
+  b.last()->set_attr("strides", std::vector<int64_t>{2, 2});
+  b.last()->set_attr("pads", std::vector<int64_t>{0, 0, 1, 1});
+  const size_t im2col = 1 * 9 * 25 * 4;
+  // Padded input bounded by (extent - 1) more per dim: 1 * 4 * 11 * 11 * 4 = 1936 -> 2048 aligned.
+  EXPECT_EQ(*node_workspace_bytes(*b.last()), size_t{2048} + im2col);
+}
+
 // What the CUDA kernel takes: every (batch, head) score matrix, and with a bias Q, K and V split
 // into heads first.
 TEST(Workspace, MultiHeadAttentionNeedsItsScoreMatrices) {
