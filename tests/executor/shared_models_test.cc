@@ -53,6 +53,7 @@ TEST(SharedModels, SimpleAndArenaModesAgreeAndMatchPyTorch) {
     ASSERT_TRUE(simple.is_ok()) << simple.status().message();
     // The design target: max relative error 1e-4 against PyTorch in fp32.
     EXPECT_EQ(test::output_difference((*simple)[0], *want, {}, "vs PyTorch"), "");
+    EXPECT_EQ(test::uncaught_mutations((*simple)[0], *want), "");
 
     for (bool io : {false, true}) {
       auto plan = sequential_plan(*model, inputs, io);

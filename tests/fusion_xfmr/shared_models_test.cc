@@ -134,6 +134,7 @@ void check_model(const std::string& name) {
   ASSERT_TRUE(got.is_ok()) << got.status().message();
   EXPECT_EQ(test::output_difference((*got)[0], (*want)[0], {}, "vs original"), "");
   EXPECT_EQ(test::output_difference((*got)[0], *torch_out, {}, "vs PyTorch"), "");
+  EXPECT_EQ(test::uncaught_mutations((*got)[0], (*want)[0]), "");
   const exec::TensorDiff vs_original = exec::compare_tensors("y", (*got)[0], (*want)[0]);
   const exec::TensorDiff vs_torch = exec::compare_tensors("y", (*got)[0], *torch_out);
   std::printf(

@@ -48,6 +48,10 @@ RunStats run_shared_model(const std::string& name) {
     st.seconds = std::min(st.seconds, s);
     // The project's fp32 target against PyTorch: max|diff| <= 1e-4 max|expected| (+ 1e-5).
     st.difference = output_difference((*out)[0], *expected, {}, name);
+    // The comparison can fail: zeros, NaN, inf or a 1% error in place of this output are caught.
+    if (i == 0) {
+      EXPECT_EQ(uncaught_mutations((*out)[0], *expected), "") << name;
+    }
     const exec::TensorDiff d = exec::compare_tensors(name, (*out)[0], *expected);
     std::printf("%s: %.3f s, max |diff| %s (max |expected| %s), cosine %.9f\n", name.c_str(), s,
                 exec::format_number(d.max_abs).c_str(), exec::format_number(d.max_ref).c_str(),

@@ -207,7 +207,7 @@ TEST(EliminateNoops, CountsPerOp) {
       a = Identity(x)
       b = Identity(a)
       c = Dropout(b)
-      y = Relu(c)
+      y = Sigmoid(c)
     })");
   ASSERT_TRUE(r.status.is_ok()) << r.status.message();
   const auto* s = r.stats.find("eliminate-noops");

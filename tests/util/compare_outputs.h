@@ -108,4 +108,52 @@ inline std::string outputs_difference(const std::vector<ir::Tensor>& got,
   return out;
 }
 
+// "" when output_difference(mutant, ref, tol) catches each of these broken copies of a correct
+// output `got`: all zeros, all NaN, one NaN, one +inf, and every element 1% too large; else which
+// one it let through. Model tests call it to prove their comparison can fail on their reference.
+inline std::string uncaught_mutations(const ir::Tensor& got, const ir::Tensor& ref,
+                                      const OutputTolerance& tol = {}) {
+  if ((got.dtype() != ir::DType::kFloat && got.dtype() != ir::DType::kDouble) || got.numel() == 0)
+    return "";
+  struct Mutation {
+    const char* what;
+    ir::Tensor t;
+  };
+  std::vector<Mutation> mutants;
+  auto mutant = [&](const char* what, auto&& edit) {
+    ir::Tensor t = got;  // shares the bytes until written (copy on write)
+    edit(t);
+    mutants.push_back({what, std::move(t)});
+  };
+  auto fill = [](ir::Tensor& t, int64_t i, double v) {
+    switch (t.dtype()) {
+      case ir::DType::kFloat:
+        t.mutable_data<float>()[i] = static_cast<float>(v);
+        break;
+      case ir::DType::kDouble:
+        t.mutable_data<double>()[i] = v;
+        break;
+      default:
+        break;
+    }
+  };
+  const int64_t mid = got.numel() / 2;
+  mutant("all zeros", [&](ir::Tensor& t) {
+    for (int64_t i = 0; i < t.numel(); ++i) fill(t, i, 0.0);
+  });
+  mutant("all NaN", [&](ir::Tensor& t) {
+    for (int64_t i = 0; i < t.numel(); ++i) fill(t, i, std::nan(""));
+  });
+  mutant("one NaN", [&](ir::Tensor& t) { fill(t, mid, std::nan("")); });
+  mutant("one +inf", [&](ir::Tensor& t) { fill(t, mid, HUGE_VAL); });
+  mutant("1% too large", [&](ir::Tensor& t) {
+    for (int64_t i = 0; i < t.numel(); ++i) fill(t, i, got.as_double(i) * 1.01);
+  });
+  std::string out;
+  for (const Mutation& m : mutants)
+    if (output_difference(m.t, ref, tol).empty())
+      out += std::string(out.empty() ? "" : ", ") + m.what;
+  return out.empty() ? "" : "the comparison let through: " + out;
+}
+
 }  // namespace xopt::test

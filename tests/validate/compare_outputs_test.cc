@@ -96,5 +96,14 @@ TEST(CompareOutputs, BitwiseAndShapes) {
   EXPECT_EQ(outputs_difference({ref, ref}, {ref, ref}), "");
 }
 
+TEST(CompareOutputs, MutationsOfAGoodOutputAreCaught) {
+  const Tensor ref = of({0.5f, -1.0f, 0.25f, 0.75f});
+  EXPECT_EQ(uncaught_mutations(ref, ref), "");
+  // A tolerance loose enough to let a 1% error through is reported.
+  OutputTolerance loose;
+  loose.rtol = 0.02;
+  EXPECT_EQ(uncaught_mutations(ref, ref, loose), "the comparison let through: 1% too large");
+}
+
 }  // namespace
 }  // namespace xopt::test

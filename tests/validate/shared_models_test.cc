@@ -63,6 +63,7 @@ TEST(SharedModels, MatchPyTorchWithin1e4Relative) {
     tol.atol = 0;
     tol.min_cosine = 0.999999;
     EXPECT_EQ(test::output_difference((*got)[0], l->data.outputs[0], tol, name), "");
+    EXPECT_EQ(test::uncaught_mutations((*got)[0], l->data.outputs[0], tol), "");
   }
 }
 
