@@ -75,6 +75,16 @@ TEST(CudaActivation, Clip) {
   expect_cuda_matches_cpu(
       model("float[4,6] x", "float[4,6] y", "y = Clip (x, , hi)", 13, "float hi = {0.25}"));
   expect_cuda_matches_cpu(model("float[4,6] x", "float[4,6] y", "y = Clip (x)", 13));
+  // Bounds computed at run time: read on the device.
+  test::CudaCase c;
+  c.inputs["lo"] = ir::Tensor::of<float>({1}, {-0.75f});
+  c.inputs["hi"] = ir::Tensor::of<float>({1}, {1.25f});
+  expect_cuda_matches_cpu(
+      model("float[4,6] x, float[1] lo, float[1] hi", "float[4,6] y", "y = Clip (x, lo, hi)", 13),
+      c);
+  c.inputs.erase("lo");
+  expect_cuda_matches_cpu(
+      model("float[4,6] x, float[1] hi", "float[4,6] y", "y = Clip (x, , hi)", 13), c);
 }
 
 TEST(CudaActivation, IntegerAndBool) {

@@ -103,6 +103,18 @@ TEST(CudaElementwise, ModAndPow) {
                                 "float[1] e = {0.5}"));
 }
 
+TEST(CudaElementwise, LegacyBroadcast) {
+  // Opset 6: B broadcast onto A with broadcast=1, aligned at axis (default: trailing).
+  expect_cuda_matches_cpu(binary("Add", "float", "[2,3,4]", "float", "[3]", "float", "[2,3,4]",
+                                 "<broadcast = 1, axis = 1>", 6));
+  expect_cuda_matches_cpu(binary("Mul", "float", "[2,3,4]", "float", "[3,4]", "float", "[2,3,4]",
+                                 "<broadcast = 1>", 6));
+  expect_cuda_matches_cpu(
+      binary("Sub", "float", "[2,3]", "float", "[2,3]", "float", "[2,3]", "", 6));
+  expect_cuda_matches_cpu(
+      model("float[2,3,4] x, float[3] s", "float[2,3,4] y", "y = PRelu (x, s)", 6));
+}
+
 TEST(CudaElementwise, PRelu) {
   expect_cuda_matches_cpu(
       binary("PRelu", "float", "[2,3,4,4]", "float", "[3,1,1]", "float", "[2,3,4,4]"));

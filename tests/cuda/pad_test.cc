@@ -32,6 +32,14 @@ TEST(CudaPad, Modes) {
       model("float[2,5] x", "float[6,7] y", "y = Pad <mode = \"wrap\"> (x, p)", 19, pads));
 }
 
+TEST(CudaPad, RuntimeValue) {
+  test::CudaCase c;
+  c.inputs["v"] = ir::Tensor::of<float>({1}, {-3.5f});
+  expect_cuda_matches_cpu(model("float[2,5] x, float[1] v", "float[6,7] y", "y = Pad (x, p, v)", 13,
+                                "int64[4] p = {1, 2, 3, 0}"),
+                          c);
+}
+
 TEST(CudaPad, CropsAxesAndAttributes) {
   // Negative pads crop first.
   expect_cuda_matches_cpu(model("float[4,6] x", "float[4,5] y",

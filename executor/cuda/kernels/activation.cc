@@ -75,8 +75,12 @@ Result<Launch> is_inf(CompileContext& ctx) {
   return unary(ctx, UnaryOp::kIsInf, Types::kFloatToBool, p);
 }
 
-// Clip: attributes min/max before opset 11; optional constant scalar inputs from 11 on.
+// Clip: attributes min/max before opset 11; optional scalar inputs from 11 on (constants are read
+// at compile time, computed bounds on the device).
 Result<Launch> clip(CompileContext& ctx) {
+  XOPT_ASSIGN_OR_RETURN(const DeviceTensor* x, need_input(ctx, 0));
+  if (x->dtype != ir::DType::kFloat)
+    return ctx.unsupported("element type " + type_text(x->dtype) + " is not supported on the GPU");
   UnaryParams p;
   if (ctx.opset() < 11) {
     p.lo = ctx.node().attr_float("min", std::numeric_limits<float>::lowest());
@@ -85,12 +89,18 @@ Result<Launch> clip(CompileContext& ctx) {
   } else {
     for (size_t i = 1; i <= 2; ++i) {
       if (ctx.input(i) == nullptr) continue;
-      if (ctx.input(i)->dtype != ir::DType::kFloat)
-        return ctx.error("bound is " + type_text(ctx.input(i)->dtype) + ", expected float");
-      XOPT_ASSIGN_OR_RETURN(auto v, const_doubles(ctx, i, i == 1 ? "min" : "max"));
-      if (v.size() != 1) return ctx.error("bound must be a scalar");
-      (i == 1 ? p.lo : p.hi) = static_cast<float>(v[0]);
+      const DeviceTensor* b = ctx.input(i);
+      if (b->dtype != ir::DType::kFloat)
+        return ctx.unsupported("element type " + type_text(b->dtype) +
+                               " is not supported on the GPU (Clip runs float32)");
+      if (b->numel() != 1) return ctx.error("bound must be a scalar");
       (i == 1 ? p.has_lo : p.has_hi) = true;
+      if (ctx.constant(i) == nullptr) {
+        (i == 1 ? p.lo_ptr : p.hi_ptr) = b->as<float>();
+        continue;
+      }
+      XOPT_ASSIGN_OR_RETURN(auto v, const_doubles(ctx, i, i == 1 ? "min" : "max"));
+      (i == 1 ? p.lo : p.hi) = static_cast<float>(v[0]);
     }
   }
   return unary(ctx, UnaryOp::kClip, Types::kFloat, p);

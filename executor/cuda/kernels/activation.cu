@@ -97,8 +97,14 @@ struct UnaryF {
       return atanhf(v);
     } else if constexpr (kOp == UnaryOp::kClip) {
       // min first, then max (numpy.clip); NaN stays NaN.
-      if (p.has_lo && v < p.lo) v = p.lo;
-      if (p.has_hi && v > p.hi) v = p.hi;
+      if (p.has_lo) {
+        const float lo = p.lo_ptr != nullptr ? *p.lo_ptr : p.lo;
+        if (v < lo) v = lo;
+      }
+      if (p.has_hi) {
+        const float hi = p.hi_ptr != nullptr ? *p.hi_ptr : p.hi;
+        if (v > hi) v = hi;
+      }
       return v;
     } else if constexpr (kOp == UnaryOp::kGelu) {
       return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f));

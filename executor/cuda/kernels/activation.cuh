@@ -66,6 +66,9 @@ struct UnaryParams {
   float hi = 0;
   bool has_lo = false;
   bool has_hi = false;
+  // Clip bounds computed at run time: read on the device (one float each) instead of lo / hi.
+  const float* lo_ptr = nullptr;
+  const float* hi_ptr = nullptr;
 };
 
 // y = op(x) for n elements; x and y may be the same buffer.

@@ -41,9 +41,39 @@ Result<IndexPlan> broadcast_plan(const CompileContext& ctx, const DeviceTensor& 
   return p;
 }
 
+// Before opset 7, B is broadcast onto A only with broadcast=1, aligned at `axis` (default:
+// trailing): B's dims rewritten to A's rank for numpy broadcasting (as
+// executor/cpu/kernels/elementwise.h legacy_broadcast_dims does).
+Result<std::vector<int64_t>> legacy_dims(const CompileContext& ctx, const std::vector<int64_t>& a,
+                                         const std::vector<int64_t>& b) {
+  if (ctx.opset() >= 7) return b;
+  if (ctx.node().attr_int("broadcast", 0) == 0) {
+    if (a != b)
+      return ctx.error("shapes " + dims_text(a) + " and " + dims_text(b) +
+                       " differ and broadcast=0");
+    return b;
+  }
+  if (b.size() > a.size()) return ctx.error("B has a higher rank than A");
+  int64_t axis = ctx.node().attr_int("axis", static_cast<int64_t>(a.size() - b.size()));
+  if (axis < 0) axis += static_cast<int64_t>(a.size());
+  if (axis < 0 || axis + static_cast<int64_t>(b.size()) > static_cast<int64_t>(a.size()))
+    return ctx.error("axis " + std::to_string(axis) + " does not fit B into A");
+  std::vector<int64_t> out(a.size(), 1);
+  for (size_t i = 0; i < b.size(); ++i) {
+    if (b[i] != a[static_cast<size_t>(axis) + i] && b[i] != 1)
+      return ctx.error("B " + dims_text(b) + " does not match A " + dims_text(a) + " at axis " +
+                       std::to_string(axis));
+    out[static_cast<size_t>(axis) + i] = b[i];
+  }
+  return out;
+}
+
 Result<Launch> binary(CompileContext& ctx, BinaryOp op, unsigned types) {
   XOPT_ASSIGN_OR_RETURN(const DeviceTensor* a, need_input(ctx, 0));
-  XOPT_ASSIGN_OR_RETURN(const DeviceTensor* b, need_input(ctx, 1));
+  XOPT_ASSIGN_OR_RETURN(const DeviceTensor* b_in, need_input(ctx, 1));
+  DeviceTensor b_view = *b_in;
+  XOPT_ASSIGN_OR_RETURN(b_view.dims, legacy_dims(ctx, a->dims, b_in->dims));
+  const DeviceTensor* b = &b_view;
   XOPT_ASSIGN_OR_RETURN(const DeviceTensor* y, need_output(ctx, 0));
   const auto ta = elem_type(a->dtype), tb = elem_type(b->dtype);
   if (!ta || !in_set(*ta, types))
@@ -55,8 +85,6 @@ Result<Launch> binary(CompileContext& ctx, BinaryOp op, unsigned types) {
     return ctx.error("input 1 is " + type_text(b->dtype) + " but input 0 is " +
                      type_text(a->dtype));
   }
-  if (ctx.opset() < 7 && a->dims != b->dims)
-    return ctx.unsupported("legacy (opset < 7) broadcasting is not supported on the GPU");
   XOPT_ASSIGN_OR_RETURN(IndexPlan p, broadcast_plan(ctx, *y, {a, b}));
   if (p.numel == 0) return no_op_launch();
   const void* pa = a->data;
@@ -77,12 +105,40 @@ Result<Launch> mod(CompileContext& ctx) {
   return binary(ctx, fmod ? BinaryOp::kFMod : BinaryOp::kMod, kF32 | kI32 | kI64);
 }
 
-// PRelu: the slope broadcasts (unidirectionally) to X.
+// PRelu: the slope broadcasts (unidirectionally) to X; before opset 7 a 1-D slope of C elements
+// applies per channel (axis 1).
 Result<Launch> prelu(CompileContext& ctx) {
   XOPT_ASSIGN_OR_RETURN(const DeviceTensor* x, need_input(ctx, 0));
+  XOPT_ASSIGN_OR_RETURN(const DeviceTensor* slope, need_input(ctx, 1));
   XOPT_ASSIGN_OR_RETURN(const DeviceTensor* y, need_output(ctx, 0));
   if (x->dims != y->dims) return ctx.error("output dims differ from X");
-  return binary(ctx, BinaryOp::kPRelu, kF32);
+  if (x->dtype != ir::DType::kFloat || slope->dtype != ir::DType::kFloat)
+    return ctx.unsupported("element type " + type_text(x->dtype) + " is not supported on the GPU");
+  DeviceTensor s = *slope;
+  bool ok = s.rank() <= x->rank();
+  for (size_t i = 0; ok && i < s.rank(); ++i) {
+    const int64_t d = s.dims[s.rank() - 1 - i], o = x->dims[x->rank() - 1 - i];
+    ok = d == o || d == 1;
+  }
+  if (!ok) {
+    if (ctx.opset() < 7 && s.rank() == 1 && x->rank() >= 2 && s.dims[0] == x->dims[1]) {
+      std::vector<int64_t> d(x->rank() - 1, 1);
+      d[0] = s.dims[0];
+      s.dims = d;
+    } else {
+      return ctx.error("slope " + dims_text(s.dims) + " cannot be broadcast to X " +
+                       dims_text(x->dims));
+    }
+  }
+  XOPT_ASSIGN_OR_RETURN(IndexPlan p, broadcast_plan(ctx, *y, {x, &s}));
+  if (p.numel == 0) return no_op_launch();
+  const void* px = x->data;
+  const void* ps = s.data;
+  void* py = y->data;
+  return Launch([=](const LaunchEnv& env) {
+    return check_launch(launch_binary(BinaryOp::kPRelu, ElemType::kFloat, ElemType::kFloat, px, ps,
+                                      py, p, env.stream));
+  });
 }
 
 Result<Launch> variadic(CompileContext& ctx, VariadicOp op) {
@@ -176,18 +232,18 @@ Result<Launch> cast_like(CompileContext& ctx) {
 
 }  // namespace
 
-XOPT_CUDA_KERNEL_TYPES("", "Add", 7, kLastOpset, binary_fn(BinaryOp::kAdd, kF32 | kI32 | kI64),
+XOPT_CUDA_KERNEL_TYPES("", "Add", 6, kLastOpset, binary_fn(BinaryOp::kAdd, kF32 | kI32 | kI64),
                        "float32, int32, int64");
-XOPT_CUDA_KERNEL_TYPES("", "Sub", 7, kLastOpset, binary_fn(BinaryOp::kSub, kF32 | kI32 | kI64),
+XOPT_CUDA_KERNEL_TYPES("", "Sub", 6, kLastOpset, binary_fn(BinaryOp::kSub, kF32 | kI32 | kI64),
                        "float32, int32, int64");
-XOPT_CUDA_KERNEL_TYPES("", "Mul", 7, kLastOpset, binary_fn(BinaryOp::kMul, kF32 | kI32 | kI64),
+XOPT_CUDA_KERNEL_TYPES("", "Mul", 6, kLastOpset, binary_fn(BinaryOp::kMul, kF32 | kI32 | kI64),
                        "float32, int32, int64");
-XOPT_CUDA_KERNEL_TYPES("", "Div", 7, kLastOpset, binary_fn(BinaryOp::kDiv, kF32 | kI32 | kI64),
+XOPT_CUDA_KERNEL_TYPES("", "Div", 6, kLastOpset, binary_fn(BinaryOp::kDiv, kF32 | kI32 | kI64),
                        "float32, int32, int64");
 XOPT_CUDA_KERNEL_TYPES("", "Mod", 10, kLastOpset, mod, "float32, int32, int64");
-XOPT_CUDA_KERNEL_TYPES("", "Pow", 7, kLastOpset, binary_fn(BinaryOp::kPow, kF32),
+XOPT_CUDA_KERNEL_TYPES("", "Pow", 6, kLastOpset, binary_fn(BinaryOp::kPow, kF32),
                        "float32 (exponent float32, int32, int64)");
-XOPT_CUDA_KERNEL("", "PRelu", 7, kLastOpset, prelu);
+XOPT_CUDA_KERNEL("", "PRelu", 6, kLastOpset, prelu);
 XOPT_CUDA_KERNEL_TYPES("", "Equal", 7, kLastOpset,
                        binary_fn(BinaryOp::kEqual, kF32 | kI32 | kI64 | kBool),
                        "float32, int32, int64, bool");
@@ -204,13 +260,13 @@ XOPT_CUDA_KERNEL_TYPES("", "GreaterOrEqual", 12, kLastOpset,
 XOPT_CUDA_KERNEL_TYPES("", "And", 7, kLastOpset, binary_fn(BinaryOp::kAnd, kBool), "bool");
 XOPT_CUDA_KERNEL_TYPES("", "Or", 7, kLastOpset, binary_fn(BinaryOp::kOr, kBool), "bool");
 XOPT_CUDA_KERNEL_TYPES("", "Xor", 7, kLastOpset, binary_fn(BinaryOp::kXor, kBool), "bool");
-XOPT_CUDA_KERNEL_TYPES("", "Max", 8, kLastOpset, variadic_fn(VariadicOp::kMax),
+XOPT_CUDA_KERNEL_TYPES("", "Max", 6, kLastOpset, variadic_fn(VariadicOp::kMax),
                        "float32, int32, int64");
-XOPT_CUDA_KERNEL_TYPES("", "Min", 8, kLastOpset, variadic_fn(VariadicOp::kMin),
+XOPT_CUDA_KERNEL_TYPES("", "Min", 6, kLastOpset, variadic_fn(VariadicOp::kMin),
                        "float32, int32, int64");
-XOPT_CUDA_KERNEL_TYPES("", "Sum", 8, kLastOpset, variadic_fn(VariadicOp::kSum),
+XOPT_CUDA_KERNEL_TYPES("", "Sum", 6, kLastOpset, variadic_fn(VariadicOp::kSum),
                        "float32, int32, int64");
-XOPT_CUDA_KERNEL("", "Mean", 8, kLastOpset, variadic_fn(VariadicOp::kMean));
+XOPT_CUDA_KERNEL("", "Mean", 6, kLastOpset, variadic_fn(VariadicOp::kMean));
 XOPT_CUDA_KERNEL_TYPES("", "Where", 9, kLastOpset, where, "any 1/2/4/8-byte type (condition bool)");
 XOPT_CUDA_KERNEL_TYPES("", "Cast", 6, kLastOpset, cast,
                        "float32, float16, int32, int64, bool (to and from)");

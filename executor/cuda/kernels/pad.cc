@@ -17,8 +17,8 @@ Result<size_t> element_size(const CompileContext& ctx, ir::DType t) {
   return es;
 }
 
-// The pad value's bits in the data's type.
-Result<uint64_t> pad_value(const CompileContext& ctx, ir::DType t, size_t es) {
+// The pad value's bits in the data's type (*device set instead when it is computed at run time).
+Result<uint64_t> pad_value(const CompileContext& ctx, ir::DType t, size_t es, const void** device) {
   uint64_t bits = 0;
   if (ctx.opset() < 11) {
     const float v = ctx.node().attr_float("value", 0.0f);
@@ -45,7 +45,13 @@ Result<uint64_t> pad_value(const CompileContext& ctx, ir::DType t, size_t es) {
   }
   if (ctx.input(2) == nullptr) return bits;
   const ir::Tensor* c = ctx.constant(2);
-  if (c == nullptr) return ctx.unsupported("constant_value must be a constant on the GPU");
+  if (c == nullptr) {
+    const DeviceTensor* v = ctx.input(2);
+    if (v->numel() == 0) return bits;
+    if (v->dtype != t) return ctx.error("constant_value has another type than the data");
+    *device = v->data;
+    return bits;
+  }
   if (c->numel() == 0) return bits;
   if (c->dtype() != t) return ctx.error("constant_value has another type than the data");
   std::memcpy(&bits, c->raw_data(), es);
@@ -111,7 +117,7 @@ Result<Launch> pad(CompileContext& ctx) {
   }
   if (out != y->dims || y->dtype != x->dtype)
     return ctx.error("output dims " + dims_text(y->dims) + " expected " + dims_text(out));
-  XOPT_ASSIGN_OR_RETURN(p.value_bits, pad_value(ctx, x->dtype, es));
+  XOPT_ASSIGN_OR_RETURN(p.value_bits, pad_value(ctx, x->dtype, es, &p.value_ptr));
   p.numel = y->numel();
   if (p.numel == 0) return no_op_launch();
   const void* px = x->data;

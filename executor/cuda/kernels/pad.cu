@@ -45,7 +45,8 @@ __global__ void pad_kernel(const T* x, T* y, PadPlan p, T value) {
       if (j < 0) constant = true;
       off += (j + p.crop_begin[d]) * p.in_strides[d];
     }
-    y[i] = constant ? value : x[off];
+    y[i] =
+        constant ? (p.value_ptr != nullptr ? *static_cast<const T*>(p.value_ptr) : value) : x[off];
   }
 }
 

@@ -19,7 +19,8 @@ enum class PadMode : int { kConstant, kReflect, kEdge, kWrap };
 struct PadPlan {
   int rank = 0;
   PadMode mode = PadMode::kConstant;
-  uint64_t value_bits = 0;  // the constant, as the element's bits
+  uint64_t value_bits = 0;          // the constant, as the element's bits
+  const void* value_ptr = nullptr;  // or, when computed at run time, read from here on the device
   int64_t out_dims[kMaxDims] = {};
   int64_t in_strides[kMaxDims] = {};
   int64_t length[kMaxDims] = {};
