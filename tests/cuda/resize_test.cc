@@ -1,4 +1,4 @@
-// Resize and Upsample on the GPU against the CPU reference: nearest (every nearest_mode) and
+// Resize and Upsample on the GPU against the CPU reference: nearest (every nearest_mode), cubic and
 // linear, every coordinate_transformation_mode, up- and downsampling, scales and sizes, axes and
 // keep_aspect_ratio_policy (18), exclude_outside, tf_crop_and_resize with extrapolation, the
 // legacy forms (Resize-10, Upsample).
@@ -44,6 +44,14 @@ TEST(CudaResize, LinearModes) {
     both(std::string("<mode = \"linear\", coordinate_transformation_mode = \"") + coord + "\">");
   both("<mode = \"linear\", coordinate_transformation_mode = \"half_pixel_symmetric\">", 19);
   both("<mode = \"linear\", exclude_outside = 1>");
+}
+
+TEST(CudaResize, CubicModes) {
+  both("<mode = \"cubic\">");
+  both("<mode = \"cubic\", cubic_coeff_a = -0.5, exclude_outside = 1>");
+  both("<mode = \"cubic\", coordinate_transformation_mode = \"align_corners\">");
+  both("<mode = \"cubic\", coordinate_transformation_mode = \"asymmetric\">");
+  both("<mode = \"cubic\", coordinate_transformation_mode = \"pytorch_half_pixel\">");
 }
 
 TEST(CudaResize, SizesAxesPolicy) {

@@ -1,5 +1,5 @@
-// Resize (opsets 10+) and Upsample (7-10) on the GPU, float32, nearest and linear. Scales, sizes
-// and roi must be constants. Cubic and antialias are refused. Semantics follow
+// Resize (opsets 10+) and Upsample (7-10) on the GPU, float32, nearest, linear and cubic. Scales,
+// sizes and roi must be constants. Antialias is refused. Semantics follow
 // executor/cpu/kernels/nn_resize.cc (which the per-axis plan here mirrors line by line).
 #include <algorithm>
 #include <cmath>
@@ -19,7 +19,7 @@ Status read_attrs(const CompileContext& ctx, bool legacy, ResizePlan* p) {
   else if (mode == "linear" || mode == "bilinear" || mode == "trilinear")
     p->linear = true;
   else if (mode == "cubic" && !legacy)
-    return ctx.unsupported("cubic Resize is not supported on the GPU");
+    p->cubic = true;
   else
     return ctx.error("unknown mode '" + mode + "'");
   if (legacy) {
@@ -53,6 +53,7 @@ Status read_attrs(const CompileContext& ctx, bool legacy, ResizePlan* p) {
   else
     return ctx.error("unknown nearest_mode '" + nearest + "'");
   p->exclude_outside = node.attr_int("exclude_outside", 0) != 0;
+  p->cubic_a = node.attr_float("cubic_coeff_a", -0.75f);
   p->extrapolation = node.attr_float("extrapolation_value", 0.0f);
   if (ctx.opset() >= 18 && node.attr_int("antialias", 0) != 0)
     return ctx.unsupported("antialiased Resize is not supported on the GPU");

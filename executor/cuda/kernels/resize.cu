@@ -45,7 +45,15 @@ __device__ double source_coord(const ResizePlan& p, const ResizeAxis& a, double 
   }
 }
 
-// Taps of output coordinate o along axis a: up to two input indices and weights; returns their
+// The cubic convolution kernel (nn_resize.cc: cubic_kernel).
+__device__ double cubic_kernel(double x, double a) {
+  x = fabs(x);
+  if (x <= 1) return ((a + 2) * x - (a + 3)) * x * x + 1;
+  if (x < 2) return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a;
+  return 0.0;
+}
+
+// Taps of output coordinate o along axis a: up to four input indices and weights; returns their
 // number. *extra is set for tf_crop_and_resize outside the input.
 __device__ int axis_taps(const ResizePlan& p, const ResizeAxis& a, int64_t o, int64_t* idx,
                          double* w, bool* extra) {
@@ -66,6 +74,26 @@ __device__ int axis_taps(const ResizePlan& p, const ResizeAxis& a, int64_t o, in
   const double x = source_coord(p, a, static_cast<double>(o), extra);
   const double fl = floor(x);
   const double ratio = x == fl ? 1.0 : __dsub_rn(x, fl);
+  if (p.cubic) {
+    double c[4] = {cubic_kernel(ratio + 1, p.cubic_a), cubic_kernel(ratio, p.cubic_a),
+                   cubic_kernel(1 - ratio, p.cubic_a), cubic_kernel(2 - ratio, p.cubic_a)};
+    const int64_t start = static_cast<int64_t>(fl) + (x - fl == 0 ? -2 : -1);
+    if (p.exclude_outside) {
+      double sum = 0;
+      for (int j = 0; j < 4; ++j) {
+        if (start + j < 0 || start + j > last) c[j] = 0;
+        sum += c[j];
+      }
+      if (sum != 0)
+        for (int j = 0; j < 4; ++j) c[j] /= sum;
+    }
+    for (int j = 0; j < 4; ++j) {
+      const int64_t i = start + j;
+      idx[j] = i < 0 ? 0 : (i > last ? last : i);
+      w[j] = c[j];
+    }
+    return 4;
+  }
   double c0, c1;
   if (p.linear) {
     c0 = __dsub_rn(1.0, ratio);
@@ -117,8 +145,8 @@ __global__ void resize_kernel(const float* x, float* y, ResizePlan p) {
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < p.numel;
        i += stride) {
-    int64_t idx[kMaxDims][2];
-    double w[kMaxDims][2];
+    int64_t idx[kMaxDims][4];
+    double w[kMaxDims][4];
     int taps[kMaxDims];
     bool extrapolated = false;
     int64_t r = i;

@@ -1,6 +1,6 @@
-// Resize (nearest and linear, any rank, every coordinate_transformation_mode and nearest_mode of
-// the CPU kernel, exclude_outside, tf_crop_and_resize extrapolation) and Upsample, float32. Each
-// output element computes its taps per resized axis in double exactly as
+// Resize (nearest, linear and cubic, any rank, every coordinate_transformation_mode and
+// nearest_mode of the CPU kernel, exclude_outside, tf_crop_and_resize extrapolation) and Upsample,
+// float32. Each output element computes its taps per resized axis in double exactly as
 // executor/cpu/kernels/nn_resize.cc plans them, and sums weight products in double.
 #pragma once
 
@@ -33,7 +33,9 @@ struct ResizeAxis {
 
 struct ResizePlan {
   int rank = 0;
-  bool linear = false;  // else nearest
+  bool linear = false;  // else nearest (or cubic)
+  bool cubic = false;
+  double cubic_a = -0.75;
   bool legacy = false;  // Upsample / Resize-10 nearest: floor when upsampling, ceil when not
   bool exclude_outside = false;
   ResizeCoord coord = ResizeCoord::kHalfPixel;
