@@ -1,10 +1,13 @@
 #include "viz/timeline.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <set>
 
 #include "planner/annotate.h"
+#include "planner/batch.h"
+#include "planner/planner.h"
 #include "viz/format.h"
 #include "viz/op_family.h"
 #include "viz/output.h"
@@ -228,13 +231,50 @@ std::string timeline_svg(const MemoryPlan& plan, const ir::Graph* g, const Timel
   return svg;
 }
 
-Result<std::string> timeline_file(const ir::Model& m, const std::string& out_path) {
-  XOPT_ASSIGN_OR_RETURN(planner::MemoryPlan plan, planner::read_plan(m));
+Result<std::string> timeline_file(ir::Model& m, const std::string& out_path,
+                                  const std::vector<int64_t>& batches) {
+  XOPT_ASSIGN_OR_RETURN(planner::MemoryPlan stored, planner::read_plan(m));
   TimelineOptions o;
-  o.title = std::filesystem::path(m.path).filename().string();
-  std::string svg = timeline_svg(plan, m.graph.get(), o);
-  if (is_html_path(out_path)) return html_page("memory timeline", svg);
-  return svg;
+  const std::string name = std::filesystem::path(m.path).filename().string();
+  std::vector<std::string> charts;
+  double height = 0, width = o.width;
+  if (batches.empty()) {
+    o.title = name;
+    charts.push_back(timeline_svg(stored, m.graph.get(), o));
+  }
+  for (int64_t batch : batches) {
+    // The same options as the stored plan, at another batch (exporters often fix the batch to
+    // 1, so a static leading dim is rebound too).
+    XOPT_RETURN_IF_ERROR(planner::rebind_batch(*m.graph, batch, true));
+    planner::PlanOptions po;
+    po.alignment = stored.alignment;
+    po.io_in_arena = stored.io_in_arena;
+    po.batch = batch;
+    auto plan = planner::plan(*m.graph, po);
+    if (!plan.is_ok())
+      return plan.status().with_context(name + " at batch " + std::to_string(batch) + ": ");
+    o.title = name + " at batch " + std::to_string(batch);
+    o.id_prefix = "tl" + std::to_string(batch) + "-";
+    charts.push_back(timeline_svg(*plan, m.graph.get(), o));
+  }
+  if (is_html_path(out_path)) {
+    std::string body;
+    for (const auto& c : charts) body += "<div>" + c + "</div>\n";
+    return html_page("memory timeline", body);
+  }
+  if (charts.size() == 1) return charts[0];
+  // One SVG: the charts stacked (each keeps its own geometry in its data-* attributes).
+  std::string stacked;
+  for (const auto& c : charts) {
+    const double h = std::strtod(c.substr(c.find("height=\"") + 8).c_str(), nullptr);
+    stacked += format("<g transform=\"translate(0 %.0f)\">", height) + c + "</g>\n";
+    height += h + 10;
+  }
+  return format(
+             "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+             "viewBox=\"0 0 %.0f %.0f\">\n",
+             width, height, width, height) +
+         stacked + "</svg>\n";
 }
 
 }  // namespace xopt::viz

@@ -4,7 +4,9 @@
 // workspace. Drawn directly as SVG: it is our own chart, not a graph layout.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "common/status.h"
 #include "ir/graph.h"
@@ -33,7 +35,10 @@ struct TimelineOptions {
 // `g` (may be null) supplies dtype, shape, producer and readers for the tooltips and colours.
 std::string timeline_svg(const planner::MemoryPlan& plan, const ir::Graph* g,
                          const TimelineOptions& o = {}, TimelineGeometry* geometry = nullptr);
-// The plan stored in `m` drawn as SVG, or as an HTML page when `out_path` ends in .html.
-Result<std::string> timeline_file(const ir::Model& m, const std::string& out_path);
+// The plan stored in `m` drawn as SVG, or as an HTML page when `out_path` ends in .html. With
+// `batches`, a sweep: `m` is planned again at each batch (its graph's shapes are rebound) and the
+// timelines are drawn one below the other.
+Result<std::string> timeline_file(ir::Model& m, const std::string& out_path,
+                                  const std::vector<int64_t>& batches = {});
 
 }  // namespace xopt::viz

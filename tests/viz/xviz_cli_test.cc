@@ -54,6 +54,17 @@ TEST_F(XvizCli, EveryGraphFormatAndTheCharts) {
   ASSERT_EQ(std::system(cmd.c_str()), 0);
   EXPECT_EQ(run("timeline " + opt + " -o " + at("t.svg")), 0);
   EXPECT_EQ(run("timeline " + opt + " -o " + at("t.html")), 0);
+  EXPECT_EQ(run("timeline " + opt + " --batch 1,4 -o " + at("sweep.svg")), 0);
+  std::ifstream sweep(at("sweep.svg"));
+  std::stringstream ss;
+  ss << sweep.rdbuf();
+  size_t charts = 0;
+  for (size_t p = ss.str().find("class=\"xopt-timeline\""); p != std::string::npos;
+       p = ss.str().find("class=\"xopt-timeline\"", p + 1))
+    ++charts;
+  EXPECT_EQ(charts, 2u);
+  EXPECT_NE(ss.str().find("at batch 4"), std::string::npos);
+  EXPECT_EQ(run("timeline " + opt + " --batch 0 -o " + at("bad.svg")), 1);
   EXPECT_EQ(head(at("t.html"), 15), "<!DOCTYPE html>");
   EXPECT_EQ(run("breakdown " + opt + " " + opt + " -o " + at("b.svg")), 0);
   EXPECT_EQ(run("diff " + model + " " + opt + " -o " + at("d.html")), 0);

@@ -63,10 +63,11 @@ int run_graph(const std::string& model, const std::string& out, int depth, bool 
   return finish(viz::write_file(out, d->data), out);
 }
 
-int run_timeline(const std::string& model, const std::string& out) {
+int run_timeline(const std::string& model, const std::string& out,
+                 const std::vector<int64_t>& batches) {
   auto m = viz::load_for_drawing(model);
   if (!m.is_ok()) return fail(m.status());
-  auto page = viz::timeline_file(*m, out);
+  auto page = viz::timeline_file(*m, out, batches);
   if (!page.is_ok()) return fail(page.status());
   return finish(viz::write_file(out, *page), out);
 }
@@ -117,6 +118,10 @@ int main(int argc, char** argv) {
       app.add_subcommand("timeline", "Draw the memory plan stored in a model (.svg or .html)");
   timeline->add_option("model", model, "Model carrying xopt.memory_plan")->required();
   timeline->add_option("-o,--output", out, "Output file: .svg or .html")->required();
+  std::vector<int64_t> batches;
+  timeline->add_option("--batch", batches, "A sweep: plan again at each batch, e.g. 1,8,32")
+      ->delimiter(',')
+      ->check(CLI::PositiveNumber);
 
   CLI::App* diff = app.add_subcommand("diff", "What changed from A to B (.svg or .html)");
   diff->add_option("a", model, "Model before")->required();
@@ -147,6 +152,6 @@ int main(int argc, char** argv) {
     return run_diff(model, other, out);
   }
   if (!has_extension(out, {".svg", ".html", ".htm"})) return usage(out + ": writes .svg or .html");
-  if (timeline->parsed()) return run_timeline(model, out);
+  if (timeline->parsed()) return run_timeline(model, out, batches);
   return run_breakdown(models, out);
 }
