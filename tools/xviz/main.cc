@@ -4,7 +4,9 @@
 //   xviz diff A.onnx B.onnx -o diff.svg|html
 //   xviz breakdown MODEL... -o b.svg
 // The viz library does the work and returns errors; this file parses flags, writes files and picks
-// exit codes (0 ok, 1 usage, 2 bad model or unwritable file).
+// exit codes (0 ok, 1 usage, 2 bad model or unwritable file). Progress goes to stderr only when
+// it is a terminal (-q: never).
+#include <unistd.h>
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <filesystem>
@@ -24,8 +26,26 @@ namespace {
 
 using namespace xopt;
 
+// Progress on stderr while a step runs, only when stderr is a terminal (and not -q): one line,
+// rewritten in place and erased when the command ends.
+bool g_progress = false;
+
+void progress(const std::string& what) {
+  if (g_progress) std::fprintf(stderr, "\r\033[Kxviz: %s ...", what.c_str());
+}
+
+void progress_done() {
+  if (g_progress) std::fputs("\r\033[K", stderr);
+}
+
+Result<ir::Model> load(const std::string& path) {
+  progress("reading " + path);
+  return viz::load_for_drawing(path);
+}
+
 // Flags were checked before anything was read: what fails later is the model or the file (2).
 int fail(const Status& st) {
+  progress_done();
   std::fprintf(stderr, "xviz: error: %s\n", st.message().c_str());
   return 2;
 }
@@ -44,6 +64,7 @@ bool has_extension(const std::string& path, std::initializer_list<const char*> e
 }
 
 int finish(const Status& st, const std::string& out) {
+  progress_done();
   if (!st.is_ok()) return fail(st);
   std::printf("wrote %s\n", out.c_str());
   return 0;
@@ -52,12 +73,13 @@ int finish(const Status& st, const std::string& out) {
 int run_graph(const std::string& model, const std::string& out, int depth, bool weights) {
   auto format = viz::format_from_path(out);
   if (!format.is_ok()) return fail(format.status());
-  auto m = viz::load_for_drawing(model);
+  auto m = load(model);
   if (!m.is_ok()) return fail(m.status());
   viz::GraphOptions o;
   o.collapse_depth = depth;
   o.show_weights = weights;
   o.title = std::filesystem::path(model).filename().string();
+  progress("laying out and rendering " + std::to_string(m->graph->num_nodes()) + " nodes");
   auto d = viz::draw_graph(*m->graph, *format, o);
   if (!d.is_ok()) return fail(d.status());
   return finish(viz::write_file(out, d->data), out);
@@ -65,18 +87,21 @@ int run_graph(const std::string& model, const std::string& out, int depth, bool 
 
 int run_timeline(const std::string& model, const std::string& out,
                  const std::vector<int64_t>& batches) {
-  auto m = viz::load_for_drawing(model);
+  auto m = load(model);
   if (!m.is_ok()) return fail(m.status());
+  progress(batches.empty() ? std::string("drawing the plan") : "planning the batches");
   auto page = viz::timeline_file(*m, out, batches);
   if (!page.is_ok()) return fail(page.status());
   return finish(viz::write_file(out, *page), out);
 }
 
 int run_diff(const std::string& a, const std::string& b, const std::string& out) {
-  auto before = viz::load_for_drawing(a);
+  auto before = load(a);
   if (!before.is_ok()) return fail(before.status());
-  auto after = viz::load_for_drawing(b);
+  auto after = load(b);
   if (!after.is_ok()) return fail(after.status());
+  progress("matching and drawing " + std::to_string(before->graph->num_nodes()) + " + " +
+           std::to_string(after->graph->num_nodes()) + " nodes");
   auto page = viz::diff_file(*before, *after, out);
   if (!page.is_ok()) return fail(page.status());
   return finish(viz::write_file(out, *page), out);
@@ -85,7 +110,7 @@ int run_diff(const std::string& a, const std::string& b, const std::string& out)
 int run_breakdown(const std::vector<std::string>& models, const std::string& out) {
   std::vector<viz::BreakdownBar> bars;
   for (const auto& path : models) {
-    auto m = viz::load_for_drawing(path);
+    auto m = load(path);
     if (!m.is_ok()) return fail(m.status());
     auto bar = viz::breakdown_bar(*m, std::filesystem::path(path).filename().string());
     if (!bar.is_ok()) return fail(bar.status());
@@ -101,6 +126,8 @@ int run_breakdown(const std::vector<std::string>& models, const std::string& out
 int main(int argc, char** argv) {
   CLI::App app{"xviz: draws ONNX graphs, graph diffs, memory timelines and breakdowns", "xviz"};
   app.require_subcommand(1, 1);
+  bool quiet = false;
+  app.add_flag("-q,--quiet", quiet, "No progress on stderr (shown only when it is a terminal)");
 
   std::string model, out, other;
   int depth = -1;
@@ -141,6 +168,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "xviz: error: %s (see xviz --help)\n", e.what());
     return 1;
   }
+  g_progress = !quiet && isatty(STDERR_FILENO);
   if (graph->parsed()) {
     if (!has_extension(out, {".svg", ".png", ".pdf", ".dot", ".gv"}))
       return usage(out + ": graph writes .svg, .png, .pdf or .dot");
