@@ -239,8 +239,12 @@ Result<Launch> compile_conv(CompileContext& ctx, const ActParams& act, const Dev
   const float* bdp = b != nullptr ? b->as<float>() : nullptr;
   const float* zd = z != nullptr ? z->as<float>() : nullptr;
   float* yd = y.as<float>();
+  // Z planned in Y's bytes: the convolution accumulates onto it (beta = 1) instead of reading it
+  // after it has been overwritten.
+  const bool z_in_y = zd != nullptr && zd == yd;
+  if (z_in_y && !fused) zd = nullptr;
   const int64_t n_out = y.numel(), inner = product(w.out);
-  return Launch([st, h, xd, wdp, bdp, zd, yd, fused, epilogue, act, n_out, m_out,
+  return Launch([st, h, xd, wdp, bdp, zd, yd, fused, epilogue, z_in_y, act, n_out, m_out,
                  inner](const LaunchEnv& env) -> Status {
     if (env.workspace_bytes < st->pad_bytes + st->conv_ws)
       return internal_error("conv: workspace smaller than requested");
@@ -257,17 +261,20 @@ Result<Launch> compile_conv(CompileContext& ctx, const ActParams& act, const Dev
     const float one = 1.0f, zero = 0.0f;
     if (fused) {
       const float alpha2 = zd != nullptr ? 1.0f : 0.0f;
-      XOPT_CUDNN_RETURN_IF_ERROR(cudnnConvolutionBiasActivationForward(
-          h, &one, st->x, xin, st->d.filter, wdp, st->d.conv, st->fwd_algo, ws, st->conv_ws,
-          &alpha2, st->y, zd != nullptr ? static_cast<const void*>(zd) : yd, st->bias, bdp,
-          st->d.act, st->y, yd));
-      return Status::ok();
+      // Where cuDNN refuses the fused call for this geometry (it says so before enqueuing
+      // anything), the plain convolution and the epilogue kernel do the same.
+      if (cudnnConvolutionBiasActivationForward(
+              h, &one, st->x, xin, st->d.filter, wdp, st->d.conv, st->fwd_algo, ws, st->conv_ws,
+              &alpha2, st->y, zd != nullptr ? static_cast<const void*>(zd) : yd, st->bias, bdp,
+              st->d.act, st->y, yd) == CUDNN_STATUS_SUCCESS)
+        return Status::ok();
     }
     XOPT_CUDNN_RETURN_IF_ERROR(cudnnConvolutionForward(h, &one, st->x, xin, st->d.filter, wdp,
                                                        st->d.conv, st->fwd_algo, ws, st->conv_ws,
-                                                       &zero, st->y, yd));
-    if (epilogue)
-      return check_launch(launch_bias_act(yd, bdp, zd, n_out, m_out, inner, act, env.stream));
+                                                       z_in_y ? &one : &zero, st->y, yd));
+    if (epilogue || fused)
+      return check_launch(
+          launch_bias_act(yd, bdp, z_in_y ? nullptr : zd, n_out, m_out, inner, act, env.stream));
     return Status::ok();
   });
 }
