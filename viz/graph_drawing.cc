@@ -128,6 +128,7 @@ class Builder {
         if (v) d.outputs.push_back(v->name());
     }
     std::vector<std::pair<int, std::string>> by_count;
+    by_count.reserve(ops.size());
     for (const auto& [op, c] : ops) by_count.emplace_back(-c, op);
     std::sort(by_count.begin(), by_count.end());
     std::string label = "<B>" + xml_escape(t.path) + "</B><BR/><FONT POINT-SIZE=\"9\">" +

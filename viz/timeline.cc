@@ -75,7 +75,7 @@ std::string timeline_svg(const MemoryPlan& plan, const ir::Graph* g, const Timel
   for (const PlannedValue& pv : plan.values) {
     if (!pv.alias_of.empty()) continue;
     for (int s = std::max(pv.first_step, -1); s <= std::min(pv.last_step, steps - 1); ++s)
-      live[static_cast<size_t>(s + 1)] += pv.size;
+      live[static_cast<size_t>(s) + 1] += pv.size;
   }
   size_t live_top = std::max({top_bytes, plan.lower_bound, size_t{1}});
   for (size_t b : live) live_top = std::max(live_top, b);
@@ -199,7 +199,7 @@ std::string timeline_svg(const MemoryPlan& plan, const ir::Graph* g, const Timel
   svg += "<g fill=\"#9ecae1\" fill-opacity=\"0.8\">" + ws + "</g>\n";
   std::string points;
   for (int s = -1; s < steps; ++s) {
-    const double y = y_live(live[static_cast<size_t>(s + 1)]);
+    const double y = y_live(live[static_cast<size_t>(s) + 1]);
     points += format("%.2f,%.2f %.2f,%.2f ", x_of(s), y, x_of(s) + geo.step_width, y);
   }
   svg +=
