@@ -113,6 +113,28 @@ GraphDiff diff_graphs(const ir::Graph& a, const ir::Graph& b) {
   }
   for (const ir::Node* x : b.nodes()) ++d.op_counts[x->op_type()].second;
 
+  // Two files: a node a fusion created under a new name (bert's attention MatMuls) matches
+  // nothing by name or value flow; it belongs to the fusion it feeds, whose originals it shares.
+  std::unordered_map<const ir::Node*, const ir::Node*> part_of;
+  if (d.inferred) {
+    const std::vector<ir::Node*> order = b.node_list();
+    for (auto x = order.rbegin(); x != order.rend(); ++x) {
+      auto c = covers.find(*x);
+      if (c == covers.end() || c->second.size() < 2) continue;
+      std::vector<const ir::Node*> work{*x};
+      while (!work.empty()) {
+        const ir::Node* n = work.back();
+        work.pop_back();
+        for (const ir::Value* v : n->inputs()) {
+          const ir::Node* y = v ? v->producer() : nullptr;
+          if (!y || covers.count(y) || part_of.count(y)) continue;
+          part_of[y] = *x;
+          work.push_back(y);
+        }
+      }
+    }
+  }
+
   auto classify = [](const ir::Node& x, const std::vector<const ir::Node*>& cov) {
     if (cov.empty()) return Change::kNew;
     if (cov.size() > 1) return Change::kFused;
@@ -120,16 +142,21 @@ GraphDiff diff_graphs(const ir::Graph& a, const ir::Graph& b) {
                                                                           : Change::kChanged;
   };
   for (const ir::Node* x : b.nodes()) {
-    NodeDiff nd{x->name(), x->op_type(), Change::kNew, {}};
+    NodeDiff nd{x->name(), x->op_type(), Change::kNew, {}, ""};
     auto it = covers.find(x);
     if (it != covers.end()) {
       nd.change = classify(*x, it->second);
       for (const ir::Node* n : it->second) nd.counterparts.emplace_back(n->name(), n->op_type());
+    } else if (auto p = part_of.find(x); p != part_of.end()) {
+      nd.change = Change::kFused;
+      nd.part_of = p->second->name();
+      for (const ir::Node* n : covers[p->second])
+        nd.counterparts.emplace_back(n->name(), n->op_type());
     }
     d.after.push_back(std::move(nd));
   }
   for (const ir::Node* n : a.nodes()) {
-    NodeDiff nd{n->name(), n->op_type(), Change::kRemoved, {}};
+    NodeDiff nd{n->name(), n->op_type(), Change::kRemoved, {}, ""};
     if (auto it = owner.find(n->name()); it != owner.end()) {
       nd.change = classify(*it->second, covers[it->second]);
       nd.counterparts.emplace_back(it->second->name(), it->second->op_type());

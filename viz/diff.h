@@ -33,6 +33,8 @@ struct NodeDiff {
   Change change = Change::kKept;
   // A: the node of B it went into; B: the nodes of A it stands for (names and ops, in A's order).
   std::vector<std::pair<std::string, std::string>> counterparts;
+  // B, between files only: the fused node this new node feeds and whose originals it shares.
+  std::string part_of;
 };
 
 struct GraphDiff {

@@ -35,6 +35,12 @@ std::string ops_of(const NodeDiff& d) {
   return s;
 }
 
+// The op of the fused node `d` is part of (between files).
+std::string part_of_op(const GraphDiff& diff, const NodeDiff& d) {
+  const NodeDiff* whole = diff.find_after(d.part_of);
+  return whole ? whole->op : d.part_of;
+}
+
 }  // namespace
 
 GraphOptions diff_marks(const GraphDiff& diff, bool before, const std::string& prefix) {
@@ -54,7 +60,9 @@ GraphOptions diff_marks(const GraphDiff& diff, bool before, const std::string& p
     } else {
       if (d.change == Change::kNew) m.note = "new";
       if (d.change == Change::kFused)
-        m.note = "fused " + std::to_string(d.counterparts.size()) + ": " + ops_of(d);
+        m.note = d.part_of.empty()
+                     ? "fused " + std::to_string(d.counterparts.size()) + ": " + ops_of(d)
+                     : "part of a fused " + part_of_op(diff, d);
       if (d.change == Change::kChanged) m.note = "was " + d.counterparts[0].second;
     }
     o.marks[d.name] = m;

@@ -84,3 +84,35 @@ TEST(Diff, Resnet18BatchNormsFusedBetweenFiles) {
 
 }  // namespace
 }  // namespace xopt
+
+namespace xopt {
+namespace {
+
+// Between files, the nodes a fusion created under new names (bert_mini's attention: MatMuls and
+// MultiHeadAttention) are part of the fusion they feed, not new.
+TEST(Diff, BertMiniAttentionIsPartOfAFusionBetweenFiles) {
+  const std::string path = test::shared_model_path("bert_mini");
+  if (path.empty()) return;
+  const fs::path dir = fs::temp_directory_path() / "xopt_viz_diff_bert";
+  fs::create_directories(dir);
+  test::Optimized after = test::optimize(path, "fold,fuse");
+  const std::string saved = (dir / "bert_mini.opt.onnx").string();
+  ASSERT_TRUE(ir::save_model(after.model, saved).is_ok());
+  auto a = viz::load_for_drawing(path);
+  auto b = viz::load_for_drawing(saved);
+  ASSERT_TRUE(a.is_ok() && b.is_ok());
+  const viz::GraphDiff d = viz::diff_graphs(*a->graph, *b->graph);
+  int attention = 0;
+  for (const viz::NodeDiff& n : d.after) {
+    EXPECT_NE(n.change, viz::Change::kNew) << n.op << " " << n.name;
+    if (n.op != "MultiHeadAttention") continue;
+    ++attention;
+    EXPECT_EQ(n.change, viz::Change::kFused);
+    EXPECT_FALSE(n.counterparts.empty());
+  }
+  EXPECT_EQ(attention, 4);
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace xopt
