@@ -49,5 +49,24 @@ TEST(CudaConstant, ShapeSizeConstantOfShape) {
                                 "  y = Add (x, c)"));
 }
 
+// Shape-defining inputs produced by Constant nodes (a model that was not folded) are read at
+// compile time like initializers.
+TEST(CudaConstant, FeedsShapeInputs) {
+  expect_cuda_matches_cpu(model("float[4,10] x", "float[4,3] y",
+                                "s = Constant <value_ints = [8]> ()\n"
+                                "  e = Constant <value_ints = [1]> ()\n"
+                                "  a = Constant <value_ints = [1]> ()\n"
+                                "  t = Constant <value_ints = [-3]> ()\n"
+                                "  y = Slice (x, s, e, a, t)",
+                                13));
+  expect_cuda_matches_cpu(model("float[3,4,5] x", "float[3,1,5] y",
+                                "a = Constant <value = int64[1] {1}> ()\n  y = ReduceSum (x, a)",
+                                13));
+  expect_cuda_matches_cpu(model("float[1,2,3,4] x", "float[1,2,6,8] y",
+                                "s = Constant <value_floats = [1.0, 1.0, 2.0, 2.0]> ()\n"
+                                "  y = Resize <mode = \"linear\"> (x, , s)",
+                                13));
+}
+
 }  // namespace
 }  // namespace xopt

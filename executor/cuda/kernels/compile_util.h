@@ -57,11 +57,31 @@ inline Result<const DeviceTensor*> need_output(const CompileContext& ctx, size_t
   return t;
 }
 
+// The value of input i when it is known at compile time: an initializer, or the output of a
+// Constant node (a model that was not folded); nullopt otherwise.
+inline std::optional<ir::Tensor> known_value(const CompileContext& ctx, size_t i) {
+  if (const ir::Tensor* t = ctx.constant(i)) return *t;
+  const ir::Value* v = ctx.input(i) != nullptr ? ctx.node().input(i) : nullptr;
+  const ir::Node* p = v != nullptr ? v->producer() : nullptr;
+  if (p == nullptr || !p->is("Constant") || v->producer_index() != 0) return std::nullopt;
+  if (p->has_attr("value")) return p->attr_tensor("value");
+  if (const auto* a = p->attr("value_int"); a != nullptr)
+    return ir::Tensor::scalar<int64_t>(a->i());
+  if (const auto* a = p->attr("value_ints"); a != nullptr)
+    return ir::Tensor::of<int64_t>({a->ints_size()}, {a->ints().begin(), a->ints().end()});
+  if (const auto* a = p->attr("value_float"); a != nullptr)
+    return ir::Tensor::scalar<float>(a->f());
+  if (const auto* a = p->attr("value_floats"); a != nullptr)
+    return ir::Tensor::of<float>({a->floats_size()}, {a->floats().begin(), a->floats().end()});
+  return std::nullopt;
+}
+
 // The integer contents of constant input i; an error when it is not a constant (computed at run
 // time: the CUDA executor decides everything at compile time) or not an integer tensor.
 inline Result<std::vector<int64_t>> const_ints(const CompileContext& ctx, size_t i,
                                                const char* what) {
-  const ir::Tensor* t = ctx.constant(i);
+  const std::optional<ir::Tensor> known = known_value(ctx, i);
+  const ir::Tensor* t = known ? &*known : nullptr;
   if (t == nullptr) {
     if (ctx.input(i) == nullptr) return ctx.error(std::string("input '") + what + "' is missing");
     return ctx.unsupported(std::string("input '") + what +
@@ -75,7 +95,8 @@ inline Result<std::vector<int64_t>> const_ints(const CompileContext& ctx, size_t
 // The float contents of constant input i (any numeric type), or an error as above.
 inline Result<std::vector<double>> const_doubles(const CompileContext& ctx, size_t i,
                                                  const char* what) {
-  const ir::Tensor* t = ctx.constant(i);
+  const std::optional<ir::Tensor> known = known_value(ctx, i);
+  const ir::Tensor* t = known ? &*known : nullptr;
   if (t == nullptr) {
     if (ctx.input(i) == nullptr) return ctx.error(std::string("input '") + what + "' is missing");
     return ctx.unsupported(std::string("input '") + what +

@@ -3,6 +3,7 @@
 // executor/cpu/kernels/nn_resize.cc (which the per-axis plan here mirrors line by line).
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "executor/cuda/kernels/compile_util.h"
 #include "executor/cuda/kernels/resize.cuh"
@@ -62,18 +63,22 @@ Status read_attrs(const CompileContext& ctx, bool legacy, ResizePlan* p) {
 
 // A constant input that is present and not empty (nullptr otherwise); an error when it is present
 // but computed at run time.
-Result<const ir::Tensor*> present_constant(const CompileContext& ctx, size_t i, const char* what) {
+Result<std::optional<ir::Tensor>> present_constant(const CompileContext& ctx, size_t i,
+                                                   const char* what) {
   const DeviceTensor* t = ctx.input(i);
-  if (t == nullptr || t->numel() == 0) return static_cast<const ir::Tensor*>(nullptr);
-  const ir::Tensor* c = ctx.constant(i);
-  if (c == nullptr)
-    return ctx.unsupported(std::string("input '") + what + "' must be a constant on the GPU");
+  if (t == nullptr || t->numel() == 0) return std::optional<ir::Tensor>();
+  std::optional<ir::Tensor> c = known_value(ctx, i);
+  if (!c) return ctx.unsupported(std::string("input '") + what + "' must be a constant on the GPU");
   return c;
 }
 
-std::vector<double> doubles(const ir::Tensor* t) {
+const ir::Tensor* ptr(const std::optional<ir::Tensor>& t) {
+  return t ? &*t : nullptr;
+}
+
+std::vector<double> doubles(const std::optional<ir::Tensor>& t) {
   std::vector<double> v;
-  if (t == nullptr) return v;
+  if (!t) return v;
   for (int64_t i = 0; i < t->numel(); ++i) v.push_back(t->as_double(i));
   return v;
 }
@@ -176,18 +181,18 @@ Result<Launch> resize(CompileContext& ctx) {
   ResizePlan p;
   XOPT_RETURN_IF_ERROR(read_attrs(ctx, legacy, &p));
   if (legacy) {
-    XOPT_ASSIGN_OR_RETURN(const ir::Tensor* scales, present_constant(ctx, 1, "scales"));
-    if (scales == nullptr) return ctx.error("scales input is required");
+    XOPT_ASSIGN_OR_RETURN(auto scales, present_constant(ctx, 1, "scales"));
+    if (!scales) return ctx.error("scales input is required");
     return resize_impl(ctx, p, doubles(scales), nullptr, nullptr);
   }
   // roi matters only for tf_crop_and_resize (elsewhere it may even be computed at run time).
-  const ir::Tensor* roi = nullptr;
+  std::optional<ir::Tensor> roi;
   if (p.coord == ResizeCoord::kTfCropAndResize) {
     XOPT_ASSIGN_OR_RETURN(roi, present_constant(ctx, 1, "roi"));
   }
-  XOPT_ASSIGN_OR_RETURN(const ir::Tensor* scales, present_constant(ctx, 2, "scales"));
-  XOPT_ASSIGN_OR_RETURN(const ir::Tensor* sizes, present_constant(ctx, 3, "sizes"));
-  return resize_impl(ctx, p, doubles(scales), sizes, roi);
+  XOPT_ASSIGN_OR_RETURN(auto scales, present_constant(ctx, 2, "scales"));
+  XOPT_ASSIGN_OR_RETURN(auto sizes, present_constant(ctx, 3, "sizes"));
+  return resize_impl(ctx, p, doubles(scales), ptr(sizes), ptr(roi));
 }
 
 Result<Launch> upsample(CompileContext& ctx) {
@@ -197,7 +202,7 @@ Result<Launch> upsample(CompileContext& ctx) {
   if (ctx.opset() < 9) {
     for (float s : ctx.node().attr_floats("scales")) scales.push_back(s);
   } else {
-    XOPT_ASSIGN_OR_RETURN(const ir::Tensor* t, present_constant(ctx, 1, "scales"));
+    XOPT_ASSIGN_OR_RETURN(auto t, present_constant(ctx, 1, "scales"));
     scales = doubles(t);
   }
   if (scales.empty()) return ctx.error("scales are required");
