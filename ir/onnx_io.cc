@@ -54,6 +54,18 @@ void parse_type(const onnx::TypeProto& t, Value* v, DType* dtype, Shape* shape, 
   *shape = Shape(std::move(dims));
 }
 
+// The same declared shape: Shape's == never equates two unknown dims (they may differ at run
+// time), but an unknown dim written as "?" or -1 says the same as an unknown dim.
+bool same_declared_shape(const Shape& a, const Shape& b) {
+  if (a.has_rank() != b.has_rank() || a.rank() != b.rank()) return false;
+  for (size_t i = 0; i < a.rank(); ++i) {
+    const bool both_unknown =
+        !a[i].is_known() && !a[i].is_symbolic() && !b[i].is_known() && !b[i].is_symbolic();
+    if (!both_unknown && !(a[i] == b[i])) return false;
+  }
+  return true;
+}
+
 // Writes `v`'s current dtype/shape into `info` unless `info` already says the same.
 void sync_type(const Value* v, onnx::ValueInfoProto& info) {
   info.set_name(v->name());
@@ -62,7 +74,7 @@ void sync_type(const Value* v, onnx::ValueInfoProto& info) {
   Shape s;
   bool is_tensor;
   parse_type(info.type(), nullptr, &d, &s, &is_tensor);
-  if (is_tensor && d == v->dtype() && s == v->shape()) return;
+  if (is_tensor && d == v->dtype() && same_declared_shape(s, v->shape())) return;
   if (v->dtype() == DType::kUndefined && !v->shape().has_rank()) return;
   auto* tt = info.mutable_type()->mutable_tensor_type();
   if (v->dtype() != DType::kUndefined) tt->set_elem_type(static_cast<int32_t>(v->dtype()));

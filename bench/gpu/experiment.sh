@@ -3,7 +3,7 @@
 # (bench/gpu/make_bundle.sh made it here). Steps, in the order given:
 #   export       resnet18, resnet50, mobilenet_v2, bert_base (export_models.py); resnet18 and
 #                mobilenet_v2 also stand in for the shared models of those names (not carried)
-#   tests        the GPU test binary (every case against its CPU twin)
+#   tests        the GPU test binary (every case against its CPU twin; TEST_FILTER selects)
 #   conformance  `xopt conformance --device cuda` on the ONNX node tests
 #   shared       every shared model: fold,fuse,plan --device cuda --validate, then validate on the
 #                GPU against PyTorch's stored output
@@ -30,13 +30,13 @@ for step in "$@"; do
       log "export"
       python3 bench/gpu/export_models.py "$W/models" resnet18 resnet50 mobilenet_v2 bert_base \
         2>&1 | grep -v Warning | tee -a "$OUT/log.txt"
-      for m in resnet18 mobilenet_v2; do  # not carried (64 MiB): the same architectures, made here
-        rm -rf "$G/shared/models/$m"
-        cp -r "$W/models/$m" "$G/shared/models/"
+      for m in resnet18 mobilenet_v2; do  # when not carried (64 MiB): the same architectures
+        [ -d "$G/shared/models/$m" ] || cp -r "$W/models/$m" "$G/shared/models/"
       done ;;
     tests)
       log "tests"
-      "$G/bin/xopt_cuda_tests" --gtest_color=no > "$OUT/tests.txt" 2>&1
+      "$G/bin/xopt_cuda_tests" --gtest_color=no --gtest_filter="${TEST_FILTER:-*}" \
+        > "$OUT/tests.txt" 2>&1
       tail -n 3 "$OUT/tests.txt" | tee -a "$OUT/log.txt" ;;
     conformance)
       log "conformance"

@@ -2,6 +2,8 @@
 
 #include <cuda_runtime.h>
 
+#include <dlfcn.h>
+
 #include <atomic>
 #include <utility>
 
@@ -77,6 +79,60 @@ Result<PinnedBuffer> PinnedBuffer::allocate(size_t bytes) {
   }
   b.size_ = bytes;
   return b;
+}
+
+namespace {
+
+// The few NVML entry points needed, by their stable C ABI (nvml.h is not part of the toolkit here).
+struct Nvml {
+  struct Memory {
+    unsigned long long total, free, used;
+  };
+  using Device = void*;
+  int (*init)() = nullptr;
+  int (*by_pci)(const char*, Device*) = nullptr;
+  int (*memory)(Device, Memory*) = nullptr;
+  bool ok = false;
+
+  static const Nvml& get() {
+    static const Nvml n = [] {
+      Nvml n;
+      void* lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+      if (lib == nullptr) return n;
+      n.init = reinterpret_cast<int (*)()>(dlsym(lib, "nvmlInit_v2"));
+      n.by_pci = reinterpret_cast<int (*)(const char*, Device*)>(
+          dlsym(lib, "nvmlDeviceGetHandleByPciBusId_v2"));
+      n.memory = reinterpret_cast<int (*)(Device, Memory*)>(dlsym(lib, "nvmlDeviceGetMemoryInfo"));
+      n.ok = n.init != nullptr && n.by_pci != nullptr && n.memory != nullptr && n.init() == 0;
+      return n;
+    }();
+    return n;
+  }
+};
+
+}  // namespace
+
+Result<size_t> device_memory_in_use(int device, std::string* source) {
+  const Nvml& nvml = Nvml::get();
+  if (nvml.ok) {
+    char bus[32] = {};
+    Nvml::Device d = nullptr;
+    Nvml::Memory m{};
+    if (cudaDeviceGetPCIBusId(bus, sizeof bus, device) == cudaSuccess &&
+        nvml.by_pci(bus, &d) == 0 && nvml.memory(d, &m) == 0) {
+      if (source != nullptr) *source = "nvml";
+      return static_cast<size_t>(m.used);
+    }
+    cudaGetLastError();
+  }
+  size_t free_bytes = 0, total = 0;
+  cudaError_t e = cudaMemGetInfo(&free_bytes, &total);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    return internal_error(std::string("cudaMemGetInfo: ") + cudaGetErrorString(e));
+  }
+  if (source != nullptr) *source = "cudaMemGetInfo";
+  return total - free_bytes;
 }
 
 }  // namespace xopt::cuda

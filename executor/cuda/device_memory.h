@@ -51,4 +51,11 @@ class PinnedBuffer {
   size_t size_ = 0;
 };
 
+// Device memory in use on GPU `device`, by every process: through NVML (loaded at run time, so no
+// build or CI machine needs the driver) when it is there, which needs no CUDA context, else
+// cudaMemGetInfo's total - free. `source` says which ("nvml" or "cudaMemGetInfo"). Differences of
+// two readings taken the same way are what the context and our regions cost, whatever other
+// processes (a PyTorch benchmark beside us) hold.
+Result<size_t> device_memory_in_use(int device, std::string* source = nullptr);
+
 }  // namespace xopt::cuda

@@ -162,7 +162,11 @@ Result<std::unique_ptr<Session>> Session::create(const ir::Model& model,
   Footprint& fp = impl->footprint;
   impl->use_graph = options.use_graph;
 
-  // Context first, then the library handles; what the device then uses is the context's cost.
+  // Context first, then the library handles; what the device then uses beyond what it used
+  // before (other processes) is the context's cost.
+  std::string source;
+  XOPT_ASSIGN_OR_RETURN(const size_t baseline, device_memory_in_use(0, &source));
+  const bool baseline_before_context = source == "nvml";  // cudaMemGetInfo made the context
   XOPT_CUDA_RETURN_IF_ERROR(cudaSetDevice(0));
   XOPT_CUDA_RETURN_IF_ERROR(cudaFree(nullptr));
   cudaDeviceProp prop{};
@@ -180,7 +184,15 @@ Result<std::unique_ptr<Session>> Session::create(const ir::Model& model,
   XOPT_CUDA_RETURN_IF_ERROR(cudaEventCreate(&impl->start));
   XOPT_CUDA_RETURN_IF_ERROR(cudaEventCreate(&impl->stop));
   XOPT_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(impl->stream));
-  XOPT_ASSIGN_OR_RETURN(fp.context, device_memory_used());
+  auto in_use = [&]() { return device_memory_in_use(0); };
+  XOPT_ASSIGN_OR_RETURN(const size_t with_context, in_use());
+  // Without NVML the baseline already held this process's context: count from zero then (what
+  // other processes hold is then included, and footprint.context_source says so).
+  const size_t other = baseline_before_context ? baseline : 0;
+  fp.context = with_context - std::min(with_context, other);
+  fp.context_source = baseline_before_context
+                          ? "measured (NVML, other processes excluded)"
+                          : "measured (cudaMemGetInfo: includes other processes' use)";
 
   if (!plan.node_order.empty() && plan.node_order.size() != order.size())
     return invalid_argument("memory plan: it orders " + std::to_string(plan.node_order.size()) +
@@ -244,7 +256,7 @@ Result<std::unique_ptr<Session>> Session::create(const ir::Model& model,
 
   // One allocation per region, all now; none later.
   size_t used_before = 0, used_after = 0;
-  XOPT_ASSIGN_OR_RETURN(used_before, device_memory_used());
+  XOPT_ASSIGN_OR_RETURN(used_before, in_use());
   XOPT_ASSIGN_OR_RETURN(impl->params, DeviceBuffer::allocate(param_bytes, "parameters"));
   XOPT_ASSIGN_OR_RETURN(impl->arena, DeviceBuffer::allocate(plan.arena_bytes, "activation arena"));
   XOPT_ASSIGN_OR_RETURN(impl->io, DeviceBuffer::allocate(io_bytes, "input/output region"));
@@ -333,7 +345,7 @@ Result<std::unique_ptr<Session>> Session::create(const ir::Model& model,
   fp.workspace = options.workspace_limit != 0 ? planner::align_up(workspace_needed, align)
                                               : plan.workspace_bytes;
   XOPT_ASSIGN_OR_RETURN(impl->workspace, DeviceBuffer::allocate(fp.workspace, "workspace"));
-  XOPT_ASSIGN_OR_RETURN(used_after, device_memory_used());
+  XOPT_ASSIGN_OR_RETURN(used_after, in_use());
   fp.device_allocations = DeviceBuffer::allocations();
 
   // Pinned staging for every graph input and output.
@@ -360,9 +372,9 @@ Result<std::unique_ptr<Session>> Session::create(const ir::Model& model,
   // the context's true cost.
   XOPT_RETURN_IF_ERROR(impl->launch_once());
   XOPT_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(impl->stream));
-  XOPT_ASSIGN_OR_RETURN(size_t used_warm, device_memory_used());
+  XOPT_ASSIGN_OR_RETURN(size_t used_warm, in_use());
   const size_t ours = used_after - std::min(used_after, used_before);
-  fp.context_after_warmup = used_warm - std::min(used_warm, ours);
+  fp.context_after_warmup = used_warm - std::min(used_warm, ours + other);
   return std::unique_ptr<Session>(new Session(std::move(impl)));
 }
 

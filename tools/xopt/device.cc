@@ -49,6 +49,9 @@ void add_device_flags(CLI::App& app, DeviceFlags& flags) {
                "Time the candidate algorithms once at load instead of trusting cuDNN's heuristics");
   app.add_flag("--no-graph", flags.no_graph,
                "Replay the launch list directly instead of as a CUDA graph (debugging)");
+  app.add_option("--max-workspace", flags.max_workspace,
+                 "Planning with --device cuda: the most workspace one node's algorithm may take "
+                 "(default 64MiB; faster algorithms often want more)");
 }
 
 bool cuda_built() {
@@ -65,6 +68,8 @@ Status check_device_flags(const DeviceFlags& flags) {
   if (!flags.cuda() && (flags.tf32 || flags.tune || flags.no_graph))
     return invalid_argument("--tf32, --tune and --no-graph apply to --device cuda only");
   if (flags.cuda() && !cuda_built()) return invalid_argument(not_built().message());
+  if (auto size = parse_size(flags.max_workspace); !size.is_ok())
+    return invalid_argument("--max-workspace: " + size.status().message());
   return Status::ok();
 }
 
@@ -148,12 +153,13 @@ Result<DeviceMeasurement> measure_on_cuda(const ir::Model& model, const planner:
                                           const DeviceFlags& flags) {
 #ifdef XOPT_WITH_CUDA
   cuda::SessionOptions o = session_options(flags);
-  // Generous: each node takes its best algorithm; the plan's workspace is then sized from these.
-  o.workspace_limit = size_t{1} << 30;
+  // Each node takes its best algorithm within --max-workspace; the plan's workspace region is
+  // then sized from what they chose.
+  XOPT_ASSIGN_OR_RETURN(o.workspace_limit, parse_size(flags.max_workspace));
   XOPT_ASSIGN_OR_RETURN(std::unique_ptr<cuda::Session> s, cuda::Session::create(model, plan, o));
   const cuda::Footprint& fp = s->footprint();
   DeviceMeasurement m;
-  m.device = fp.device.summary();
+  m.device = fp.device.summary() + "; context " + fp.context_source;
   m.context_bytes = std::max(fp.context, fp.context_after_warmup);
   m.node_workspace = fp.node_workspace;
   m.parameters = fp.parameters;
@@ -184,7 +190,7 @@ Result<CudaBench> bench_on_cuda(const ir::Model& model,
   }
   b.allocations_during_runs = cuda::DeviceBuffer::allocations() - before;
   const cuda::Footprint& fp = p.session->footprint();
-  b.memory.device = fp.device.summary();
+  b.memory.device = fp.device.summary() + "; context " + fp.context_source;
   b.memory.context_bytes = std::max(fp.context, fp.context_after_warmup);
   b.memory.node_workspace = fp.node_workspace;
   b.memory.parameters = fp.parameters;

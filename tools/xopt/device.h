@@ -22,10 +22,12 @@ struct DeviceFlags {
   bool tf32 = false;      // allow TF32 math on the GPU (tolerances are then printed as such)
   bool tune = false;      // time candidate algorithms at load instead of trusting heuristics
   bool no_graph = false;  // replay the launch list directly instead of as a CUDA graph
+  // Planning for the GPU: the most workspace one node's algorithm may take ("64MiB").
+  std::string max_workspace = "64MiB";
   bool cuda() const { return device == "cuda"; }
 };
 
-// Adds --device, --tf32, --tune, --no-graph.
+// Adds --device, --tf32, --tune, --no-graph, --max-workspace.
 void add_device_flags(CLI::App& app, DeviceFlags& flags);
 // Usage errors: an unknown device, CUDA flags without --device cuda, or --device cuda in a build
 // without the CUDA executor.
