@@ -45,10 +45,16 @@ std::string find_chromium() {
   return "";
 }
 
+// A profile folder of its own for every Chromium started: ctest runs these tests in parallel, and
+// two Chromiums on one profile make the second fail (it was flaky under ctest -j2).
 std::string chromium_flags() {
+  static int run = 0;
+  const fs::path profile =
+      fs::temp_directory_path() /
+      ("xopt_viz_chromium_" + std::to_string(::getpid()) + "_" + std::to_string(run++));
   return " --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --hide-scrollbars "
          "--no-first-run --user-data-dir=" +
-         (fs::temp_directory_path() / "xopt_viz_chromium").string();
+         profile.string();
 }
 
 // Distinct colours in a PNG (capped): a blank page has one.
