@@ -1,5 +1,7 @@
 #include "viz/breakdown.h"
 
+#include "viz/raster.h"
+
 #include <algorithm>
 
 #include "planner/annotate.h"
@@ -101,9 +103,12 @@ Result<std::string> breakdown_file(const std::vector<BreakdownBar>& bars,
                                    const std::string& out_path) {
   std::string svg = breakdown_svg(bars);
   if (is_html_path(out_path)) return html_page("memory breakdown", svg);
-  if (out_path.size() < 4 || out_path.compare(out_path.size() - 4, 4, ".svg") != 0)
-    return invalid_argument(out_path + ": unknown output format (use .svg or .html)");
-  return svg;
+  const auto ends = [&](const char* ext) {
+    return out_path.size() >= 4 && out_path.compare(out_path.size() - 4, 4, ext) == 0;
+  };
+  if (!ends(".svg") && !ends(".png"))
+    return invalid_argument(out_path + ": unknown output format (use .svg, .png or .html)");
+  return svg_or_png(out_path, std::move(svg));
 }
 
 }  // namespace xopt::viz

@@ -1,5 +1,7 @@
 #include "viz/timeline.h"
 
+#include "viz/raster.h"
+
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -262,7 +264,7 @@ Result<std::string> timeline_file(ir::Model& m, const std::string& out_path,
     for (const auto& c : charts) body += "<div>" + c + "</div>\n";
     return html_page("memory timeline", body);
   }
-  if (charts.size() == 1) return charts[0];
+  if (charts.size() == 1) return svg_or_png(out_path, charts[0]);
   // One SVG: the charts stacked (each keeps its own geometry in its data-* attributes).
   std::string stacked;
   for (const auto& c : charts) {
@@ -270,11 +272,10 @@ Result<std::string> timeline_file(ir::Model& m, const std::string& out_path,
     stacked += format("<g transform=\"translate(0 %.0f)\">", height) + c + "</g>\n";
     height += h + 10;
   }
-  return format(
-             "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
-             "viewBox=\"0 0 %.0f %.0f\">\n",
-             width, height, width, height) +
-         stacked + "</svg>\n";
+  return svg_or_png(out_path, format("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" "
+                                     "height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\">\n",
+                                     width, height, width, height) +
+                                  stacked + "</svg>\n");
 }
 
 }  // namespace xopt::viz

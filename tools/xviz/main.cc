@@ -144,7 +144,7 @@ int main(int argc, char** argv) {
   CLI::App* timeline =
       app.add_subcommand("timeline", "Draw the memory plan stored in a model (.svg or .html)");
   timeline->add_option("model", model, "Model carrying xopt.memory_plan")->required();
-  timeline->add_option("-o,--output", out, "Output file: .svg or .html")->required();
+  timeline->add_option("-o,--output", out, "Output file: .svg, .png or .html")->required();
   std::vector<int64_t> batches;
   timeline->add_option("--batch", batches, "A sweep: plan again at each batch, e.g. 1,8,32")
       ->delimiter(',')
@@ -159,7 +159,7 @@ int main(int argc, char** argv) {
   CLI::App* breakdown =
       app.add_subcommand("breakdown", "Memory breakdown of planned models as stacked bars (.svg)");
   breakdown->add_option("models", models, "Models carrying xopt.memory_plan")->required();
-  breakdown->add_option("-o,--output", out, "Output file: .svg or .html")->required();
+  breakdown->add_option("-o,--output", out, "Output file: .svg, .png or .html")->required();
 
   try {
     app.parse(argc, argv);
@@ -179,7 +179,8 @@ int main(int argc, char** argv) {
       return usage(out + ": diff writes .svg, .html, .png, .pdf or .dot");
     return run_diff(model, other, out);
   }
-  if (!has_extension(out, {".svg", ".html", ".htm"})) return usage(out + ": writes .svg or .html");
+  if (!has_extension(out, {".svg", ".html", ".htm", ".png"}))
+    return usage(out + ": writes .svg, .png or .html");
   if (timeline->parsed()) return run_timeline(model, out, batches);
   return run_breakdown(models, out);
 }
