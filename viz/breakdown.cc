@@ -1,5 +1,6 @@
 #include "viz/breakdown.h"
 
+#include "planner/batch.h"
 #include "viz/raster.h"
 
 #include <algorithm>
@@ -27,6 +28,27 @@ Result<BreakdownBar> breakdown_bar(const ir::Model& m, const std::string& label)
   BreakdownBar bar{label, plan.breakdown};
   if (plan.batch > 0) bar.label += " (batch " + std::to_string(plan.batch) + ")";
   return bar;
+}
+
+Result<std::vector<BreakdownBar>> breakdown_sweep(const ir::Model& m, const std::string& label,
+                                                  const std::vector<int64_t>& batches) {
+  XOPT_ASSIGN_OR_RETURN(planner::MemoryPlan stored, planner::read_plan(m));
+  std::vector<BreakdownBar> bars;
+  for (int64_t batch : batches) {
+    planner::PlanOptions po;
+    po.alignment = stored.alignment;
+    po.io_in_arena = stored.io_in_arena;
+    po.batch = batch;
+    po.cuda_context_bytes = stored.breakdown.cuda_context;
+    po.cuda_context_estimated = stored.breakdown.cuda_context_estimated;
+    auto plan = planner::plan_at_batch(m, batch, po, /*override_static=*/true);
+    if (!plan.is_ok())
+      return plan.status().with_context(label + " at batch " + std::to_string(batch) + ": ");
+    BreakdownBar bar{label + " (batch " + std::to_string(batch) + ")", plan->breakdown};
+    bar.breakdown.device = stored.breakdown.device;
+    bars.push_back(std::move(bar));
+  }
+  return bars;
 }
 
 std::string breakdown_svg(const std::vector<BreakdownBar>& bars, const std::string& title) {

@@ -18,6 +18,11 @@ struct BreakdownBar {
 
 // The bar of a model carrying a plan.
 Result<BreakdownBar> breakdown_bar(const ir::Model& m, const std::string& label);
+// One bar per batch: the model planned again at each (planner::plan_at_batch with the stored
+// plan's alignment and I/O placement; a static leading dim is rebound too), the CUDA context taken
+// from the stored plan (measured or estimated).
+Result<std::vector<BreakdownBar>> breakdown_sweep(const ir::Model& m, const std::string& label,
+                                                  const std::vector<int64_t>& batches);
 std::string breakdown_svg(const std::vector<BreakdownBar>& bars, const std::string& title = "");
 // SVG, or an HTML page when `out_path` ends in .html.
 Result<std::string> breakdown_file(const std::vector<BreakdownBar>& bars,

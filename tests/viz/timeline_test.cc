@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "planner/annotate.h"
 #include "tests/util/test_util.h"
 #include "tests/viz/viz_test_util.h"
 #include "viz/breakdown.h"
@@ -104,6 +105,30 @@ TEST(Breakdown, OneBarOfFourBucketsPerModelEstimateHatched) {
   EXPECT_EQ(Xml::attr(buckets[0], "fill"), "url(#bd-hatch)");
   EXPECT_NE(Xml::attr(buckets[4], "fill"), "url(#bd-hatch)");
   EXPECT_EQ(Xml::attr(buckets[1], "data-bytes"), std::to_string(40 << 20));
+}
+
+// A batch sweep: one bar per batch, the arena growing with it, the stored plan's measured context
+// carried to every bar.
+TEST(Breakdown, BatchSweepPlansAgainAtEachBatch) {
+  XOPT_REQUIRE_SHARED(shared);
+  auto o = test::optimize(test::shared_model_path("resnet18"), "fold,fuse,plan");
+  ASSERT_TRUE(o.plan.has_value());
+  planner::MemoryPlan measured = *o.plan;
+  measured.breakdown.cuda_context = 537 << 20;
+  measured.breakdown.cuda_context_estimated = false;
+  measured.breakdown.device = "NVIDIA H200 (sm_90)";
+  planner::write_plan(o.model, measured);
+  auto bars = viz::breakdown_sweep(o.model, "resnet18", {1, 8});
+  ASSERT_TRUE(bars.is_ok()) << bars.status().message();
+  ASSERT_EQ(bars->size(), 2u);
+  EXPECT_EQ((*bars)[0].label, "resnet18 (batch 1)");
+  EXPECT_EQ((*bars)[0].breakdown.activations, o.plan->arena_bytes);
+  EXPECT_GT((*bars)[1].breakdown.activations, 7 * (*bars)[0].breakdown.activations);
+  for (const auto& b : *bars) {
+    EXPECT_EQ(b.breakdown.cuda_context, size_t{537} << 20);
+    EXPECT_FALSE(b.breakdown.cuda_context_estimated);
+    EXPECT_EQ(b.breakdown.parameters, o.plan->breakdown.parameters);
+  }
 }
 
 }  // namespace

@@ -107,12 +107,21 @@ int run_diff(const std::string& a, const std::string& b, const std::string& out)
   return finish(viz::write_file(out, *page), out);
 }
 
-int run_breakdown(const std::vector<std::string>& models, const std::string& out) {
+int run_breakdown(const std::vector<std::string>& models, const std::string& out,
+                  const std::vector<int64_t>& batches) {
   std::vector<viz::BreakdownBar> bars;
   for (const auto& path : models) {
     auto m = load(path);
     if (!m.is_ok()) return fail(m.status());
-    auto bar = viz::breakdown_bar(*m, std::filesystem::path(path).filename().string());
+    const std::string label = std::filesystem::path(path).filename().string();
+    if (!batches.empty()) {
+      progress("planning " + label + " at " + std::to_string(batches.size()) + " batches");
+      auto sweep = viz::breakdown_sweep(*m, label, batches);
+      if (!sweep.is_ok()) return fail(sweep.status());
+      bars.insert(bars.end(), sweep->begin(), sweep->end());
+      continue;
+    }
+    auto bar = viz::breakdown_bar(*m, label);
     if (!bar.is_ok()) return fail(bar.status());
     bars.push_back(*bar);
   }
@@ -160,6 +169,11 @@ int main(int argc, char** argv) {
       app.add_subcommand("breakdown", "Memory breakdown of planned models as stacked bars (.svg)");
   breakdown->add_option("models", models, "Models carrying xopt.memory_plan")->required();
   breakdown->add_option("-o,--output", out, "Output file: .svg, .png or .html")->required();
+  std::vector<int64_t> breakdown_batches;
+  breakdown
+      ->add_option("--batch", breakdown_batches,
+                   "A sweep: one bar per model and batch, planned again at each, e.g. 1,8,32")
+      ->delimiter(',');
 
   try {
     app.parse(argc, argv);
@@ -182,5 +196,7 @@ int main(int argc, char** argv) {
   if (!has_extension(out, {".svg", ".html", ".htm", ".png"}))
     return usage(out + ": writes .svg, .png or .html");
   if (timeline->parsed()) return run_timeline(model, out, batches);
-  return run_breakdown(models, out);
+  for (int64_t b : breakdown_batches)
+    if (b < 1) return usage("--batch: " + std::to_string(b) + " is not a batch size");
+  return run_breakdown(models, out, breakdown_batches);
 }
