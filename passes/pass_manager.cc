@@ -206,6 +206,7 @@ Result<bool> PassManager::run_pass(Step& step, RunState& st) {
   before.reserve(graph.num_nodes());
   for (const ir::Node* n : graph.nodes()) before.insert(n->serial());
 
+  if (options_.on_pass_start) options_.on_pass_start(step.name, graph.num_nodes());
   st.ctx.set_counter_sink(&ps.counters);
   auto start = Clock::now();
   Result<bool> result = step.pass->run(st.model, st.ctx);

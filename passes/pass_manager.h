@@ -73,6 +73,8 @@ struct PassManagerOptions {
   std::vector<std::string> print_after;
   std::function<void(const GraphDump&)> dump;
   int64_t dump_max_elements = 16;  // larger initializers print as their signature only
+  // Called before every pass run with its name and the graph's node count (tools show progress).
+  std::function<void(const std::string& pass, size_t nodes)> on_pass_start;
 };
 
 class PassManager {

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include "ir/onnx_io.h"
 #include "ir/shape_inference.h"
 #include "ir/verifier.h"
@@ -135,6 +137,30 @@ void print_plan(const passes::PlanOutcome& p, bool quiet) {
   }
 }
 
+// One status line on stderr for the long steps (loading, each pass, planning, writing, rendering,
+// validating), rewritten in place, only when stderr is a terminal and -q is not given.
+class Progress {
+ public:
+  explicit Progress(bool quiet) : on_(!quiet && isatty(STDERR_FILENO) != 0) {}
+  ~Progress() { done(); }
+  void step(const std::string& what) {
+    if (!on_) return;
+    std::fprintf(stderr, "\r\033[K[xopt] %s", what.c_str());
+    std::fflush(stderr);
+    shown_ = true;
+  }
+  void done() {
+    if (!on_ || !shown_) return;
+    std::fputs("\r\033[K", stderr);
+    std::fflush(stderr);
+    shown_ = false;
+  }
+
+ private:
+  bool on_;
+  bool shown_ = false;
+};
+
 int run_optimize(const OptimizeOptions& o) {
   if (o.list_passes) return list_passes();
   if (o.list_ops) return list_ops(o.validation.device);
@@ -219,6 +245,10 @@ int run_optimize(const OptimizeOptions& o) {
     Status s = write_text_file(path, "// " + title + "\n" + d.text + "\n");
     if (!s.is_ok() && dump_error.empty()) dump_error = s.message();
   };
+  Progress progress(o.quiet);
+  pm_options.on_pass_start = [&progress](const std::string& pass, size_t nodes) {
+    progress.step(pass + " (" + std::to_string(nodes) + " nodes)");
+  };
   passes::PassManager pm(std::move(pm_options));
   Status st = pm.add_pipeline(o.passes, split_list(o.disable));
   if (st.is_ok()) st = pm.validate();
@@ -231,6 +261,7 @@ int run_optimize(const OptimizeOptions& o) {
                             " needs the plan-memory pass (e.g. --passes=fold,fuse,plan)");
 
   // Load and check the model: anything wrong here is a bad model (exit 2).
+  progress.step("loading " + o.model);
   auto loaded = ir::load_model(o.model);
   if (!loaded.is_ok()) return report(loaded.status(), o.model);
   ir::Model& model = *loaded;
@@ -266,6 +297,7 @@ int run_optimize(const OptimizeOptions& o) {
     // The GPU replaces the planner's estimates: each node's workspace is what its chosen algorithm
     // needs, and the CUDA context is measured.
     planner::MemoryPlan& plan = ctx.plan_outcome()->plan;
+    progress.step("measuring on the GPU");
     auto m = measure_on_cuda(model, plan, o.validation.device);
     if (!m.is_ok()) return report(m.status(), o.model);
     plan.node_workspace = m->node_workspace;
@@ -283,12 +315,14 @@ int run_optimize(const OptimizeOptions& o) {
     st = write_text_file(o.stats_json, passes::stats_to_json(stats).dump(2) + "\n");
     if (!st.is_ok()) return report(st);
   }
+  progress.step("writing " + out);
   st = ir::save_model(model, out, save);
   if (!st.is_ok()) {
     std::error_code ec;
     if (!o.stats_json.empty()) fs::remove(o.stats_json, ec);
     return report(st, out);
   }
+  progress.done();
   if (!o.quiet) std::fputs(passes::stats_table(stats).c_str(), stderr);
   if (const auto& plan = ctx.plan_outcome()) {
     print_plan(*plan, o.quiet);
@@ -300,9 +334,11 @@ int run_optimize(const OptimizeOptions& o) {
   }
   if (!o.report_dir.empty() || !o.dot_dir.empty()) {  // report.html, before/after .dot and .svg
     const auto& plan = ctx.plan_outcome();
+    progress.step("rendering the report and diagrams");
     st = viz::write_visuals({o.model, &model, plan ? &plan->plan : nullptr,
                              passes::stats_to_json(stats).dump(), bindings, o.report_dir,
                              o.dot_dir});
+    progress.done();
     if (!st.is_ok()) return report(st);
   }
   std::printf("wrote %s (%lld nodes, was %lld)\n", out.c_str(),
