@@ -30,7 +30,7 @@ TEST(CleanupSharedModels, SameOutputsFewerNodes) {
     auto model = ir::load_model(path);
     ASSERT_TRUE(model.is_ok());
 
-    passes::PassManager pm(passes::PassManagerOptions{true, {}, {}, 16});
+    passes::PassManager pm(passes::PassManagerOptions{true, {}, {}, 16, {}});
     ASSERT_TRUE(pm.add_pipeline("cleanup").is_ok());
     passes::PassContext ctx;
     passes::PipelineStats stats;

@@ -96,7 +96,7 @@ TEST(EliminateDeadCode, RemovesStaleValueInfo) {
       y = Neg(kept)
     })");
   ASSERT_EQ(model.graph->value_info().size(), 2u);
-  passes::PassManager pm(passes::PassManagerOptions{true, {}, {}, 16});
+  passes::PassManager pm(passes::PassManagerOptions{true, {}, {}, 16, {}});
   ASSERT_TRUE(pm.add_pipeline("eliminate-dead-code").is_ok());
   passes::PassContext ctx;
   passes::PipelineStats stats;

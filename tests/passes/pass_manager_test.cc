@@ -190,7 +190,7 @@ TEST(PassManager, NonFixpointGroupRunsOnce) {
 }
 
 TEST(PassManager, DisablePassLeavesItOut) {
-  PassManager pm(PassManagerOptions{true, {}, {}, 16});
+  PassManager pm(PassManagerOptions{true, {}, {}, 16, {}});
   ASSERT_TRUE(pm.add_pipeline("cleanup", {"eliminate-dead-code"}).is_ok());
   EXPECT_EQ(pm.describe(), "cleanup*(eliminate-noops, fold-shapes)");
   ir::Model model = test::parse_text(kModel);
@@ -257,7 +257,7 @@ class ReplaceRelu : public Pass {
 };
 
 TEST(PassManager, CountsAddedAndRemovedNodes) {
-  PassManager pm(PassManagerOptions{true, {}, {}, 16});
+  PassManager pm(PassManagerOptions{true, {}, {}, 16, {}});
   pm.add_pass(std::make_unique<ReplaceRelu>());
   ir::Model model = test::parse_text(kModel);
   PassContext ctx;
@@ -286,7 +286,7 @@ class FailingPass : public Pass {
 };
 
 TEST(PassManager, VerifyEachNamesThePassThatBrokeTheGraph) {
-  PassManager pm(PassManagerOptions{true, {}, {}, 16});
+  PassManager pm(PassManagerOptions{true, {}, {}, 16, {}});
   pm.add_pass(std::make_unique<BreakIr>());
   ir::Model model = test::parse_text(kModel);
   PassContext ctx;
