@@ -2,14 +2,41 @@
 
 #include <graphviz/cgraph.h>
 #include <graphviz/gvc.h>
+#ifdef XOPT_GV_BUILTIN_PLUGINS
+#include <graphviz/gvplugin.h>
+#endif
 
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
 
+#ifdef XOPT_GV_BUILTIN_PLUGINS
+// The plugins we use, linked in: dot layout; core renderers (svg, dot); cairo (png, pdf). Graphviz
+// then needs neither its plugin config nor its plugin folder at run time (a bundle that carries its
+// libraries but not /usr/lib/.../graphviz/config6 could not lay out a graph).
+extern "C" {
+extern gvplugin_library_t gvplugin_dot_layout_LTX_library;
+extern gvplugin_library_t gvplugin_core_LTX_library;
+extern gvplugin_library_t gvplugin_pango_LTX_library;
+}
+#endif
+
 namespace xopt::viz {
 namespace {
+
+GVC_t* new_context() {
+#ifdef XOPT_GV_BUILTIN_PLUGINS
+  static const lt_symlist_t builtins[] = {
+      {"gvplugin_dot_layout_LTX_library", &gvplugin_dot_layout_LTX_library},
+      {"gvplugin_core_LTX_library", &gvplugin_core_LTX_library},
+      {"gvplugin_pango_LTX_library", &gvplugin_pango_LTX_library},
+      {nullptr, nullptr}};
+  return gvContextPlugins(builtins, 0);
+#else
+  return gvContext();
+#endif
+}
 
 // cgraph's API predates const; it does not modify these strings.
 char* mut(const char* s) {
@@ -108,7 +135,7 @@ Result<std::string> GvGraph::render(Format f) const {
     if (rc != 0) return internal_error("cgraph could not write the DOT text");
     return out;
   }
-  std::unique_ptr<GVC_t, ContextDeleter> gvc(gvContext());
+  std::unique_ptr<GVC_t, ContextDeleter> gvc(new_context());
   if (!gvc) return internal_error("cannot create a Graphviz context");
   agseterr(AGMAX);  // Graphviz must not print: errors come back through aglasterr()
   agreseterrors();

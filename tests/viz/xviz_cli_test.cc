@@ -12,8 +12,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-int run(const std::string& args) {
-  const int rc = std::system((std::string(XVIZ_BIN) + " " + args + " > /dev/null 2>&1").c_str());
+int run(const std::string& args, const std::string& env = "") {
+  const int rc = std::system(
+      ((env.empty() ? "" : env + " ") + std::string(XVIZ_BIN) + " " + args + " > /dev/null 2>&1")
+          .c_str());
   return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
 }
 
@@ -68,6 +70,23 @@ TEST_F(XvizCli, EveryGraphFormatAndTheCharts) {
   EXPECT_EQ(head(at("t.html"), 15), "<!DOCTYPE html>");
   EXPECT_EQ(run("breakdown " + opt + " " + opt + " -o " + at("b.svg")), 0);
   EXPECT_EQ(run("diff " + model + " " + opt + " -o " + at("d.html")), 0);
+  // PNG of the charts (librsvg), and a breakdown sweep.
+  if (run("timeline " + opt + " -o " + at("t.png")) == 0) {
+    EXPECT_EQ(head(at("t.png"), 4).substr(1), "PNG");
+  }
+  EXPECT_EQ(run("breakdown " + opt + " --batch 1,4 -o " + at("bs.svg")), 0);
+  EXPECT_EQ(run("breakdown " + opt + " --batch 0 -o " + at("bad.svg")), 1);
+}
+
+// Rendering needs no Graphviz plugin folder or config at run time (the dot, core and cairo plugins
+// are linked in): a bundle that carries the libraries alone still lays out graphs.
+TEST_F(XvizCli, RendersWithoutGraphvizPluginFolder) {
+  const std::string model = test::shared_model_path("squeezenet1_1");
+  if (model.empty()) return;
+  for (const char* ext : {"svg", "png", "pdf"})
+    EXPECT_EQ(run("graph " + model + " -o " + at(std::string("g.") + ext), "GVBINDIR=/nonexistent"),
+              0)
+        << ext;
 }
 
 TEST_F(XvizCli, MistakesAreExitCodes) {
