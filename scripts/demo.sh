@@ -25,6 +25,7 @@ echo
 echo "== outputs"
 echo "optimized model (plan in metadata_props[\"xopt.memory_plan\"]): $OUT/tiny_cnn.opt.onnx"
 echo "memory breakdown report:  $OUT/report/report.json"
+echo "HTML report (graphs before/after, memory timeline, breakdown): $OUT/report/report.html"
 echo "per-pass statistics:      $OUT/stats.json"
 echo "graph after fuse (text):  $(ls "$OUT"/graphs/*)"
 echo "list of passes:           $XOPT --list-passes"
