@@ -153,6 +153,33 @@ TEST(CudaSession, GraphReplayEqualsDirectLaunches) {
   for (size_t i = 0; i < ra->size(); ++i) EXPECT_TRUE((*ra)[i].same_contents((*rb)[i]));
 }
 
+// A plan whose workspace region is smaller than a node's least need is refused, naming the node.
+// The twin: the planner itself sizes the region from the node's need (score matrices).
+TEST(CudaSession, RefusesAWorkspaceTooSmallNamingTheNode) {
+  auto m = ir::parse_model_text(R"(
+    <ir_version: 8, opset_import: ["" : 17, "com.microsoft" : 1]>
+    g (float[2,16,64] q, float[2,16,64] k, float[2,16,64] v) => (float[2,16,64] y) {
+      y = com.microsoft.MultiHeadAttention <num_heads = 4> (q, k, v)
+    }
+  )");
+  ASSERT_TRUE(m.is_ok()) << m.status().message();
+  ASSERT_TRUE(ir::infer_shapes(*m->graph).is_ok());
+  auto plan = planner::plan(*m->graph);
+  ASSERT_TRUE(plan.is_ok()) << plan.status().message();
+  EXPECT_EQ(plan->workspace_bytes, size_t{2 * 4 * 16 * 16 * 4});  // every score matrix
+  planner::MemoryPlan small = *plan;
+  small.workspace_bytes = 0;
+  small.breakdown.workspace = 0;
+  small.node_workspace.assign(small.node_workspace.size(), 0);
+  XOPT_REQUIRE_GPU();
+  auto s = Session::create(*m, small);
+  ASSERT_FALSE(s.is_ok());
+  EXPECT_NE(s.status().message().find("MultiHeadAttention"), std::string::npos)
+      << s.status().message();
+  EXPECT_NE(s.status().message().find("workspace"), std::string::npos) << s.status().message();
+  EXPECT_TRUE(Session::create(*m, *plan).is_ok());
+}
+
 // Inputs that disagree with the plan, and plans that lie, are refused with the name of what is
 // wrong. The CPU twin refuses the same plan.
 TEST(CudaSession, RefusesWrongInputsAndLyingPlans) {

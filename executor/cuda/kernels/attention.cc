@@ -63,10 +63,11 @@ struct PairGemm {
 };
 
 // `s` holds m, n, k, the row/column strides, alpha; batch strides come from the (b, n) strides.
-Result<PairGemm> make_pair_gemm(const CompileContext& ctx, LtGemmSpec s, int64_t nb, int64_t nh,
-                                const float* a, int64_t a_bs, int64_t a_ns, const float* b,
-                                int64_t b_bs, int64_t b_ns, const float* y, int64_t y_bs,
-                                int64_t y_ns) {
+// `lt_cap`: the workspace left for cuBLASLt after the attention's own buffers.
+Result<PairGemm> make_pair_gemm(const CompileContext& ctx, size_t lt_cap, LtGemmSpec s, int64_t nb,
+                                int64_t nh, const float* a, int64_t a_bs, int64_t a_ns,
+                                const float* b, int64_t b_bs, int64_t b_ns, const float* y,
+                                int64_t y_bs, int64_t y_ns) {
   PairGemm pg;
   const bool one_call = nb == 1 || (a_bs == nh * a_ns && b_bs == nh * b_ns && y_bs == nh * y_ns);
   s.batch = one_call ? nb * nh : nh;
@@ -77,8 +78,8 @@ Result<PairGemm> make_pair_gemm(const CompileContext& ctx, LtGemmSpec s, int64_t
     return reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(p) |
                                          (one_call ? 0 : static_cast<uintptr_t>(off) * 4));
   };
-  XOPT_ASSIGN_OR_RETURN(pg.gemm, LtGemm::create(ctx, s, with(a, a_bs), with(b, b_bs), with(y, y_bs),
-                                                lt_workspace_cap(ctx)));
+  XOPT_ASSIGN_OR_RETURN(
+      pg.gemm, LtGemm::create(ctx, s, with(a, a_bs), with(b, b_bs), with(y, y_bs), lt_cap));
   if (!one_call) pg.calls = nb, pg.a_b = a_bs, pg.b_b = b_bs, pg.y_b = y_bs;
   return pg;
 }
@@ -189,6 +190,10 @@ Result<Launch> multi_head_attention(CompileContext& ctx) {
   const size_t v_at = split_v && present_v == nullptr ? take(b * n * l * hv) : 0;
   const size_t scores_at = take(b * n * s * l);
   const size_t lt_at = ws;
+  // cuBLASLt gets what the plan's region leaves after our buffers (none: an algorithm without
+  // workspace), so a plan sized for the buffers alone still runs.
+  const size_t lt_cap = std::min(lt_workspace_cap(ctx),
+                                 ctx.workspace_limit() - std::min(ctx.workspace_limit(), lt_at));
 
   // The GEMMs are planned against stand-in addresses for workspace buffers (offsets from 0:
   // their alignment is what matters; the region itself is 256-byte aligned).
@@ -215,7 +220,7 @@ Result<Launch> multi_head_attention(CompileContext& ctx) {
   s1.y_ld = l;
   s1.alpha = scale;
   XOPT_ASSIGN_OR_RETURN(
-      PairGemm g1, make_pair_gemm(ctx, s1, b, n, qh.base, qh.b_stride, qh.n_stride, kh.base,
+      PairGemm g1, make_pair_gemm(ctx, lt_cap, s1, b, n, qh.base, qh.b_stride, qh.n_stride, kh.base,
                                   kh.b_stride, kh.n_stride, ws_ptr(scores_at), n * s * l, s * l));
   // output[b, s, n*Hv + j] (S x Hv, row stride N*Hv) = P (S x L) * V_h (L x Hv).
   LtGemmSpec s2;
@@ -224,8 +229,8 @@ Result<Launch> multi_head_attention(CompileContext& ctx) {
   s2.b_rs = vh.row, s2.b_cs = 1;
   s2.y_ld = n * hv;
   XOPT_ASSIGN_OR_RETURN(PairGemm g2,
-                        make_pair_gemm(ctx, s2, b, n, ws_ptr(scores_at), n * s * l, s * l, vh.base,
-                                       vh.b_stride, vh.n_stride, yd, s * n * hv, hv));
+                        make_pair_gemm(ctx, lt_cap, s2, b, n, ws_ptr(scores_at), n * s * l, s * l,
+                                       vh.base, vh.b_stride, vh.n_stride, yd, s * n * hv, hv));
   const size_t lt_ws = std::max(g1.gemm->workspace(), g2.gemm->workspace());
   ctx.request_workspace(lt_at + lt_ws);
 
