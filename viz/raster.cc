@@ -5,6 +5,7 @@
 #include <librsvg/rsvg.h>
 #endif
 
+#include <cmath>
 #include <memory>
 
 namespace xopt::viz {
@@ -37,7 +38,8 @@ Result<std::string> svg_to_png(const std::string& svg, double scale) {
   if (!rsvg_handle_get_intrinsic_size_in_pixels(handle.get(), &width, &height) || width <= 0 ||
       height <= 0)
     return internal_error("the SVG has no size in pixels to rasterize at");
-  const int w = static_cast<int>(width * scale + 0.5), h = static_cast<int>(height * scale + 0.5);
+  const int w = static_cast<int>(std::lround(width * scale)),
+            h = static_cast<int>(std::lround(height * scale));
   std::unique_ptr<cairo_surface_t, void (*)(cairo_surface_t*)> surface(
       cairo_image_surface_create(CAIRO_FORMAT_ARGB32, w, h), cairo_surface_destroy);
   std::unique_ptr<cairo_t, void (*)(cairo_t*)> cr(cairo_create(surface.get()), cairo_destroy);
