@@ -5,6 +5,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <unistd.h>
+
 #include "tests/util/test_util.h"
 #include "viz/raster.h"
 
@@ -30,7 +32,12 @@ std::string head(const fs::path& p, size_t n) {
 class XvizCli : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / "xopt_viz_cli_test";
+    // One folder per test and process: ctest runs these tests in parallel, and a shared folder was
+    // removed under a running test by another's TearDown.
+    dir_ = fs::temp_directory_path() /
+           ("xopt_viz_cli_" +
+            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) + "_" +
+            std::to_string(::getpid()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
