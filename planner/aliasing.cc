@@ -25,14 +25,27 @@ bool is_inference_batch_norm(const ir::Node& n) {
   return true;
 }
 
+bool is_fused_conv(const ir::Node& n) {
+  return n.domain() == "com.microsoft" && n.op_type() == "FusedConv";
+}
+
 std::vector<size_t> in_place_inputs(const ir::Node& n) {
   std::vector<size_t> inputs;
   if (is_elementwise(n)) {
     for (size_t i = 0; i < n.num_inputs(); ++i) inputs.push_back(i);
   } else if (is_inference_batch_norm(n)) {
     inputs.push_back(0);  // X; scale, B, mean and var are per channel
+  } else if (is_fused_conv(n) && n.num_inputs() > 3) {
+    // Z, the residual: both executors accumulate the convolution onto it when it sits in Y's
+    // bytes (cuDNN's beta = 1 blend or its fused alpha2 * Z term; the CPU GEMM with beta = 1).
+    inputs.push_back(3);
   }
   return inputs;
+}
+
+bool reads_in_place(const ir::Node& n, size_t input) {
+  const std::vector<size_t> inputs = in_place_inputs(n);
+  return std::find(inputs.begin(), inputs.end(), input) != inputs.end();
 }
 
 const ir::Value* planned_view_source(const ir::Node& n, size_t out, bool io_in_arena) {
@@ -92,13 +105,16 @@ std::vector<Alias> apply_aliasing(const std::vector<const ir::Node*>& order, Lif
         const int root = alias[static_cast<size_t>(in)].root;
         // The input's bytes must die here and belong to no graph input or output.
         if (group_last[root] != static_cast<int>(s) || group_io[root]) continue;
-        // Every input read from those bytes (x among them) must have the output's exact size and
-        // element size, so element i is read before element i is written (no broadcast).
+        // Every input read from those bytes (x among them) must be one the op reads element for
+        // element with its output, of the output's exact size and element size, so element i is
+        // read before element i is written (no broadcast; a convolution's X never).
         bool aligned = true;
-        for (const ir::Value* y : node.inputs()) {
+        for (size_t j = 0; j < node.num_inputs(); ++j) {
+          const ir::Value* y = node.input(j);
           const int other = y != nullptr ? index_of(y) : -1;
           if (other < 0 || alias[static_cast<size_t>(other)].root != root) continue;
-          aligned = aligned && lt.values[static_cast<size_t>(other)].bytes == o.bytes &&
+          aligned = aligned && reads_in_place(node, j) &&
+                    lt.values[static_cast<size_t>(other)].bytes == o.bytes &&
                     ir::dtype_size(y->dtype()) == elem;
         }
         if (!aligned) continue;

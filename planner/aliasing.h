@@ -3,8 +3,9 @@
 //   their
 //             input's bytes; the root's lifetime grows to cover the view's.
 //   in-place  an elementwise op writes its output over an input that dies at that op, when both
-//   have
-//             the same bytes and element size (ggml-alloc's "reuse the parent in place").
+//             have the same bytes and element size (ggml-alloc's "reuse the parent in place"); a
+//             FusedConv writes over its residual Z the same way (a ResNet block's output takes its
+//             shortcut's bytes).
 #pragma once
 
 #include <vector>
@@ -37,8 +38,14 @@ const ir::Value* view_op_source(const ir::Node& n, size_t out);
 bool is_elementwise(const ir::Node& n);
 // BatchNormalization with only output 0 (inference: y = scale * (x - mean) / sqrt(var + eps) + B).
 bool is_inference_batch_norm(const ir::Node& n);
-// The inputs whose bytes the output of `n` may overwrite, in order of preference.
+// com.microsoft FusedConv: activation(Conv(X, W, B) + Z).
+bool is_fused_conv(const ir::Node& n);
+// The inputs whose bytes output 0 of `n` may overwrite, in order of preference: every input of an
+// elementwise op, X of an inference BatchNormalization, Z of a FusedConv.
 std::vector<size_t> in_place_inputs(const ir::Node& n);
+// Whether input `input` of `n` is read element for element with output 0 (one of the above): the
+// only inputs that may sit in the bytes output 0 is written to.
+bool reads_in_place(const ir::Node& n, size_t input);
 
 // The input that output `out` of `n` is planned as a view of: a view op whose input and output both
 // live in the arena with the same static size. Order-independent (the memory-aware ordering uses

@@ -189,6 +189,34 @@ TEST(Aliasing, InferenceBatchNormRunsInPlaceOverX) {
   EXPECT_EQ(get(must_plan(b.graph()), "bn").alias_of, "");
 }
 
+TEST(Aliasing, FusedConvWritesOverItsResidualButNeverOverX) {
+  // A ResNet block: the shortcut z dies at the FusedConv that adds it, so y takes z's bytes.
+  GraphBuilder b;
+  ir::Value* x = b.input("x", {1, 4, 8, 8});
+  ir::Value* w = b.weight("w", {4, 4, 1, 1});
+  ir::Value* bias = b.weight("b", {4});
+  ir::Value* z = b.op("Neg", {x}, "z", {1, 4, 8, 8});
+  ir::Value* a = b.op("Relu", {z}, "a", {1, 4, 8, 8});
+  ir::Value* y = b.op("FusedConv", {a, w, bias, z}, "y", {1, 4, 8, 8}, "com.microsoft");
+  ir::Value* out = b.op("Neg", {y}, "out", {1, 4, 8, 8});
+  b.output(out);
+  MemoryPlan p = must_plan(b.graph());
+  EXPECT_EQ(get(p, "y").alias_of, "z");
+  EXPECT_EQ(get(p, "y").alias_kind, "in-place");
+  EXPECT_EQ(p.arena_bytes, 2 * 1024u);  // z|y and a
+
+  // The convolution reads all of X for every output element: X in Y's bytes is never allowed,
+  // not even when X is also the residual and dies there.
+  GraphBuilder c;
+  ir::Value* cx = c.input("x", {1, 4, 8, 8});
+  ir::Value* cz = c.op("Neg", {cx}, "z", {1, 4, 8, 8});
+  ir::Value* cy = c.op("FusedConv", {cz, c.weight("w", {4, 4, 1, 1}), c.weight("b", {4}), cz},
+                       "y", {1, 4, 8, 8}, "com.microsoft");
+  c.output(c.op("Neg", {cy}, "out", {1, 4, 8, 8}));
+  EXPECT_EQ(get(must_plan(c.graph()), "y").alias_of, "");
+  (void)y;
+}
+
 TEST(Aliasing, OpFacts) {
   GraphBuilder b;
   ir::Value* x = b.input("x", {4});

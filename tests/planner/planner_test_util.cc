@@ -164,6 +164,12 @@ bool is_elementwise_op(const ir::Node& n) {
   return n.is("BatchNormalization") && n.num_outputs() == 1;
 }
 
+// com.microsoft FusedConv accumulates its convolution onto Z (input 3) in place.
+bool is_residual_input(const ir::Node& n, const ir::Value* x) {
+  return n.domain() == "com.microsoft" && n.op_type() == "FusedConv" && n.num_inputs() > 3 &&
+         x == n.input(3) && x != n.input(0);
+}
+
 bool is_view_op(const ir::Node& n) {
   return ir::is_view_node(n);
 }
@@ -226,7 +232,8 @@ std::string replay(const ir::Graph& g, const std::vector<const ir::Node*>& order
           if (!overlap) continue;
           const bool ok =
               (k == 0 && is_view_op(n) && x == n.input(0)) ||
-              (k == 0 && is_elementwise_op(n) && a.offset == b.offset && a.bytes == b.bytes);
+              (k == 0 && (is_elementwise_op(n) || is_residual_input(n, x)) &&
+               a.offset == b.offset && a.bytes == b.bytes);
           if (!ok)
             return "output '" + y->name() + "' of " + n.name() + " overlaps its input '" +
                    x->name() + "'";

@@ -125,6 +125,8 @@ void conv_core(const Window& w, int64_t group, int64_t n_batch, int64_t c_in, in
   const int64_t in_size = product(w.in), out_size = product(w.out), ksize = product(w.kernel);
   const int64_t cg = c_in / group, mg = m_out / group, kdim = cg * ksize;
   const bool pointwise = is_pointwise(w);
+  // Z planned in Y's bytes (the planner's in-place residual): the GEMM accumulates onto it.
+  const bool z_in_y = z != nullptr && z == y;
   // Uninitialised: im2col writes every element.
   std::unique_ptr<T[]> col(pointwise ? nullptr : new T[static_cast<size_t>(kdim * out_size)]);
   // Channels per chunk so that a chunk moves at least ~32K elements.
@@ -141,8 +143,8 @@ void conv_core(const Window& w, int64_t group, int64_t n_batch, int64_t c_in, in
         b = cp;
       }
       T* yg = y + (n * m_out + g * mg) * out_size;
-      gemm<T>(false, false, mg, out_size, kdim, 1.0, wt + g * mg * kdim, kdim, b, out_size, 0.0, yg,
-              out_size);
+      gemm<T>(false, false, mg, out_size, kdim, 1.0, wt + g * mg * kdim, kdim, b, out_size,
+              z_in_y ? 1.0 : 0.0, yg, out_size);
     }
   }
   if (bias == nullptr && z == nullptr && act.kind == Activation::kIdentity) return;
@@ -155,7 +157,7 @@ void conv_core(const Window& w, int64_t group, int64_t n_batch, int64_t c_in, in
         const T bv = bias[nm % m_out];
         for (int64_t i = 0; i < out_size; ++i) p[i] += bv;
       }
-      if (z != nullptr) {
+      if (z != nullptr && !z_in_y) {
         const T* zp = z + nm * out_size;
         for (int64_t i = 0; i < out_size; ++i) p[i] += zp[i];
       }
