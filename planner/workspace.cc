@@ -32,8 +32,9 @@ bool is_pointwise(const ir::Node& n, const std::vector<int64_t>& kernel) {
          all_equal(n.attr_ints("pads"), 0);
 }
 
-// com.microsoft MultiHeadAttention: the score matrices of every (batch, head) pair, plus Q, K and
-// V split into heads when a bias has to be added first (executor/cuda/kernels/attention.cc).
+// com.microsoft MultiHeadAttention: the score matrices of every (batch, head) pair of one batch
+// chunk, plus Q, K and V split into heads when a bias has to be added first
+// (executor/cuda/kernels/attention.cc).
 Result<size_t> attention_workspace_bytes(const ir::Node& n) {
   const ir::Value* q = n.input(0);
   const ir::Value* k = n.input(1);
@@ -53,13 +54,17 @@ Result<size_t> attention_workspace_bytes(const ir::Node& n) {
   const int64_t hv = kv4 ? vd[3] : vd.back() / heads;
   const bool bias = n.input(3) != nullptr;
   const size_t f = ir::dtype_size(q->dtype());
-  size_t bytes = align_up(static_cast<size_t>(b * heads * s * l) * f, 256);
+  // Elements per batch item of each buffer: scores, then the split Q, K and V.
+  std::vector<int64_t> items = {heads * s * l};
   if (bias) {
-    bytes += align_up(static_cast<size_t>(b * heads * s * h) * f, 256);
-    if (!kv4)
-      bytes += align_up(static_cast<size_t>(b * heads * l * h) * f, 256) +
-               align_up(static_cast<size_t>(b * heads * l * hv) * f, 256);
+    items.push_back(heads * s * h);
+    if (!kv4) items.insert(items.end(), {heads * l * h, heads * l * hv});
   }
+  size_t per_item = 0;
+  for (int64_t e : items) per_item += static_cast<size_t>(e) * f;
+  const int64_t chunk = attention_batch_chunk(b, per_item);
+  size_t bytes = 0;
+  for (int64_t e : items) bytes += align_up(static_cast<size_t>(chunk * e) * f, 256);
   return bytes;
 }
 
@@ -111,6 +116,15 @@ Result<size_t> node_workspace_bytes(const ir::Node& n) {
   return static_cast<size_t>(wd[1] * product(kernel.begin(), kernel.end()) *
                              product(xd.begin() + 2, xd.end())) *
          elem;
+}
+
+int64_t attention_batch_chunk(int64_t batch, size_t bytes_per_item) {
+  if (batch <= 1 || bytes_per_item == 0) return std::max<int64_t>(batch, 1);
+  const int64_t fits = static_cast<int64_t>(
+      std::min<size_t>(static_cast<size_t>(batch), kAttentionChunkBytes / bytes_per_item));
+  for (int64_t c = fits; c > 1; --c)
+    if (batch % c == 0) return c;
+  return 1;
 }
 
 Result<Workspace> plan_workspace(const std::vector<const ir::Node*>& order, size_t alignment) {

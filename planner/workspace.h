@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "common/status.h"
@@ -17,10 +18,18 @@ namespace xopt::planner {
 // padding, which is a plain GEMM), plus, when its begin and end pads differ (explicit or SAME_*),
 // a padded copy of the input (cuDNN pads symmetrically); ConvTranspose a col2im buffer of
 // C_out/group * prod(kernel) * prod(input spatial). com.microsoft MultiHeadAttention needs its
-// score matrices (batch x heads x S x L) and, with a bias, Q, K and V split into heads (what the
-// CUDA kernel takes; the GPU's figures replace these with `xopt --device cuda`). Other ops need
+// score matrices (chunk x heads x S x L, the batch in chunks: attention_batch_chunk) and, with a
+// bias, Q, K and V split into heads for one chunk (what the CUDA kernel takes; the GPU's figures
+// replace these with `xopt --device cuda`). Other ops need
 // none. Errors name the node when a shape it needs is not static.
 Result<size_t> node_workspace_bytes(const ir::Node& n);
+
+// com.microsoft MultiHeadAttention runs its batch in chunks so that its scratch (the score
+// matrices, and Q/K/V split into heads when a bias is added first) stays within
+// kAttentionChunkBytes: the largest divisor of `batch` whose chunk of `bytes_per_item` fits, at
+// least 1. The CUDA kernel and the workspace model above both use it, so plan and executor agree.
+inline constexpr size_t kAttentionChunkBytes = size_t{8} << 20;
+int64_t attention_batch_chunk(int64_t batch, size_t bytes_per_item);
 
 struct Workspace {
   std::vector<size_t> per_node;  // parallel to the node order

@@ -107,6 +107,22 @@ TEST(Workspace, MultiHeadAttentionNeedsItsScoreMatrices) {
   EXPECT_EQ(*node_workspace_bytes(*b.last()), scores + q_heads + 2 * kv_heads);
 }
 
+// BERT-base at batch 32 (12 heads, S = L = 128): 768 KiB of scores per item; the batch runs in
+// chunks of 8 (6 MiB), not all 32 at once (24 MiB).
+TEST(Workspace, MultiHeadAttentionRunsItsBatchInBoundedChunks) {
+  EXPECT_EQ(attention_batch_chunk(32, 768 << 10), 8);
+  EXPECT_EQ(attention_batch_chunk(6, (2 << 20) + 1), 3);  // the largest divisor that fits
+  EXPECT_EQ(attention_batch_chunk(7, 2 << 20), 1);        // no divisor of 7 from 2 to 4
+  EXPECT_EQ(attention_batch_chunk(4, 64 << 20), 1);       // one item over the bound: one at a time
+  EXPECT_EQ(attention_batch_chunk(5, 0), 5);
+  EXPECT_EQ(attention_batch_chunk(int64_t{1} << 40, 1 << 20), 8);  // no loop over a huge batch
+  GraphBuilder b;
+  ir::Value* q = b.input("q", {32, 128, 768});
+  b.op("MultiHeadAttention", {q, q, q}, "y", {32, 128, 768}, "com.microsoft");
+  b.last()->set_attr("num_heads", int64_t{12});
+  EXPECT_EQ(*node_workspace_bytes(*b.last()), size_t{8} * 12 * 128 * 128 * 4);
+}
+
 TEST(Workspace, UnknownShapesAreAnErrorNamingTheNode) {
   GraphBuilder b;
   ir::Value* x = b.input("x", {1, 3, 8, 8});

@@ -6,8 +6,9 @@
 //   unidirectional, scale (default 1/sqrt(H)), mask_filter_value (default -10000).
 //   Outputs: output [B, S, N*Hv]; present_key / present_value ([B, N, L, H/Hv]) when asked.
 //
-// Two strided-batched cuBLASLt products around one fused kernel:
-//   scores [B, N, S, L] = scale * Q_h K_h^T      (cuBLASLt, batch B*N, in the workspace)
+// Per batch chunk (planner::attention_batch_chunk bounds the scratch), two strided-batched
+// cuBLASLt products around one fused kernel:
+//   scores [b, N, S, L] = scale * Q_h K_h^T      (cuBLASLt, batch b*N, in the workspace)
 //   scores = softmax(scores + masks + attention_bias)   (attention.cu, in place)
 //   output[b, :, n*Hv:(n+1)*Hv] = scores V_h       (cuBLASLt, straight into the output's layout)
 // The heads are read where they lie (strides), except that a bias, or a present output that must
@@ -26,6 +27,7 @@
 #include "executor/cuda/kernels/attention.cuh"
 #include "executor/cuda/kernels/conv_util.h"
 #include "executor/cuda/kernels/gemm_lt.h"
+#include "planner/workspace.h"
 
 namespace xopt::cuda {
 namespace {
@@ -173,22 +175,31 @@ Result<Launch> multi_head_attention(CompileContext& ctx) {
   float* yd = ctx.output(0)->as<float>();
   if (ctx.output(0)->numel() == 0) return Launch([](const LaunchEnv&) { return Status::ok(); });
 
-  // Workspace: [split Q] [split K] [split V] scores [cuBLASLt], each 256-byte aligned. Offsets
-  // are relative to env.workspace, known only when the launch runs.
+  // The batch runs in chunks of `bc` items (planner::attention_batch_chunk) so the scratch stays
+  // bounded: workspace = [split Q] [split K] [split V] scores [cuBLASLt] for one chunk, each
+  // 256-byte aligned. Offsets are relative to env.workspace, known only when the launch runs.
   const float* bd = bias != nullptr ? bias->as<float>() : nullptr;
+  const bool split_q = bd != nullptr;
+  const bool split_k = !kv4 && (bd != nullptr || present_k != nullptr);
+  const bool split_v = !kv4 && (bd != nullptr || present_v != nullptr);
+  const bool k_in_ws = split_k && present_k == nullptr;
+  const bool v_in_ws = split_v && present_v == nullptr;
+  size_t per_item = static_cast<size_t>(n * s * l) * sizeof(float);
+  if (split_q) per_item += static_cast<size_t>(n * s * h) * sizeof(float);
+  if (k_in_ws) per_item += static_cast<size_t>(n * l * h) * sizeof(float);
+  if (v_in_ws) per_item += static_cast<size_t>(n * l * hv) * sizeof(float);
+  const int64_t bc = planner::attention_batch_chunk(b, per_item);
+  const int64_t chunks = b / bc;
   size_t ws = 0;
   auto take = [&](int64_t elems) {
     const size_t at = ws;
     ws += align_up(static_cast<size_t>(elems) * sizeof(float));
     return at;
   };
-  const bool split_q = bd != nullptr;
-  const bool split_k = !kv4 && (bd != nullptr || present_k != nullptr);
-  const bool split_v = !kv4 && (bd != nullptr || present_v != nullptr);
-  const size_t q_at = split_q ? take(b * n * s * h) : 0;
-  const size_t k_at = split_k && present_k == nullptr ? take(b * n * l * h) : 0;
-  const size_t v_at = split_v && present_v == nullptr ? take(b * n * l * hv) : 0;
-  const size_t scores_at = take(b * n * s * l);
+  const size_t q_at = split_q ? take(bc * n * s * h) : 0;
+  const size_t k_at = k_in_ws ? take(bc * n * l * h) : 0;
+  const size_t v_at = v_in_ws ? take(bc * n * l * hv) : 0;
+  const size_t scores_at = take(bc * n * s * l);
   const size_t lt_at = ws;
   // cuBLASLt gets what the plan's region leaves after our buffers (none: an algorithm without
   // workspace), so a plan sized for the buffers alone still runs.
@@ -211,6 +222,18 @@ Result<Launch> multi_head_attention(CompileContext& ctx) {
       : split_v
           ? split_heads(present_v != nullptr ? present_v->as<float>() : ws_ptr(v_at), n, l, hv)
           : raw_heads(v->as<float>(), n, l, hv);
+  // Elements from one chunk's operands to the next's: buffers in the workspace are per chunk.
+  const int64_t q_step = split_q ? 0 : bc * qh.b_stride;
+  const int64_t k_step = k_in_ws ? 0 : bc * kh.b_stride;
+  const int64_t v_step = v_in_ws ? 0 : bc * vh.b_stride;
+  const int64_t y_step = bc * s * n * hv;
+  // The GEMMs are chosen for the first chunk's addresses; a later chunk's offset must keep them
+  // as aligned.
+  auto probe = [&](const float* p, int64_t step) {
+    return reinterpret_cast<const float*>(
+        reinterpret_cast<uintptr_t>(p) |
+        (chunks > 1 ? static_cast<uintptr_t>(step) * sizeof(float) : 0));
+  };
 
   // scores (S x L) = scale * Q_h (S x H) * K_h^T (H x L).
   LtGemmSpec s1;
@@ -219,18 +242,20 @@ Result<Launch> multi_head_attention(CompileContext& ctx) {
   s1.b_rs = 1, s1.b_cs = kh.row;  // K_h^T: element (h, l) at l * row + h
   s1.y_ld = l;
   s1.alpha = scale;
-  XOPT_ASSIGN_OR_RETURN(
-      PairGemm g1, make_pair_gemm(ctx, lt_cap, s1, b, n, qh.base, qh.b_stride, qh.n_stride, kh.base,
-                                  kh.b_stride, kh.n_stride, ws_ptr(scores_at), n * s * l, s * l));
+  XOPT_ASSIGN_OR_RETURN(PairGemm g1, make_pair_gemm(ctx, lt_cap, s1, bc, n, probe(qh.base, q_step),
+                                                    qh.b_stride, qh.n_stride,
+                                                    probe(kh.base, k_step), kh.b_stride,
+                                                    kh.n_stride, ws_ptr(scores_at), n * s * l, s * l));
   // output[b, s, n*Hv + j] (S x Hv, row stride N*Hv) = P (S x L) * V_h (L x Hv).
   LtGemmSpec s2;
   s2.m = s, s2.n = hv, s2.k = l;
   s2.a_rs = l, s2.a_cs = 1;
   s2.b_rs = vh.row, s2.b_cs = 1;
   s2.y_ld = n * hv;
-  XOPT_ASSIGN_OR_RETURN(PairGemm g2,
-                        make_pair_gemm(ctx, lt_cap, s2, b, n, ws_ptr(scores_at), n * s * l, s * l,
-                                       vh.base, vh.b_stride, vh.n_stride, yd, s * n * hv, hv));
+  XOPT_ASSIGN_OR_RETURN(
+      PairGemm g2, make_pair_gemm(ctx, lt_cap, s2, bc, n, ws_ptr(scores_at), n * s * l, s * l,
+                                  probe(vh.base, v_step), vh.b_stride, vh.n_stride,
+                                  probe(yd, y_step), s * n * hv, hv));
   const size_t lt_ws = std::max(g1.gemm->workspace(), g2.gemm->workspace());
   ctx.request_workspace(lt_at + lt_ws);
 
@@ -249,27 +274,38 @@ Result<Launch> multi_head_attention(CompileContext& ctx) {
     float* wk = pk != nullptr ? pk : reinterpret_cast<float*>(w + k_at);
     float* wv = pv != nullptr ? pv : reinterpret_cast<float*>(w + v_at);
     float* scores = reinterpret_cast<float*>(w + scores_at);
-    if (split_q)
-      XOPT_RETURN_IF_ERROR(check_launch(launch_split_heads(qd, bd, wq, b, s, n, h, env.stream)));
-    if (split_k)
-      XOPT_RETURN_IF_ERROR(check_launch(
-          launch_split_heads(kd, bd != nullptr ? bd + d : nullptr, wk, b, l, n, h, env.stream)));
-    if (split_v)
-      XOPT_RETURN_IF_ERROR(check_launch(launch_split_heads(vd, bd != nullptr ? bd + 2 * d : nullptr,
-                                                           wv, b, l, n, hv, env.stream)));
     if (kv4 && pk != nullptr)
       XOPT_CUDA_RETURN_IF_ERROR(
           cudaMemcpyAsync(pk, kd, k_bytes, cudaMemcpyDeviceToDevice, env.stream));
     if (kv4 && pv != nullptr)
       XOPT_CUDA_RETURN_IF_ERROR(
           cudaMemcpyAsync(pv, vd, v_bytes, cudaMemcpyDeviceToDevice, env.stream));
-    const float* qa = split_q ? wq : qd;
-    const float* ka = kv4 ? kd : split_k ? wk : kd;
-    const float* va = kv4 ? vd : split_v ? wv : vd;
     void* lt_ws_ptr = w + lt_at;
-    XOPT_RETURN_IF_ERROR(g1.run(qa, ka, scores, lt_ws_ptr, env.stream));
-    XOPT_RETURN_IF_ERROR(check_launch(launch_attention_softmax(scores, sp, env.stream)));
-    return g2.run(scores, va, yd, lt_ws_ptr, env.stream);
+    for (int64_t c = 0; c < chunks; ++c) {
+      const int64_t b0 = c * bc;
+      // Split this chunk's heads: into the workspace, or straight into a present output.
+      float* ck = k_in_ws ? wk : wk + b0 * n * l * h;
+      float* cv = v_in_ws ? wv : wv + b0 * n * l * hv;
+      if (split_q)
+        XOPT_RETURN_IF_ERROR(
+            check_launch(launch_split_heads(qd + b0 * s * d, bd, wq, bc, s, n, h, env.stream)));
+      if (split_k)
+        XOPT_RETURN_IF_ERROR(check_launch(launch_split_heads(
+            kd + b0 * l * d, bd != nullptr ? bd + d : nullptr, ck, bc, l, n, h, env.stream)));
+      if (split_v)
+        XOPT_RETURN_IF_ERROR(check_launch(
+            launch_split_heads(vd + b0 * l * n * hv, bd != nullptr ? bd + 2 * d : nullptr, cv, bc,
+                               l, n, hv, env.stream)));
+      const float* qa = split_q ? wq : qd + b0 * qh.b_stride;
+      const float* ka = kv4 ? kd + b0 * kh.b_stride : split_k ? ck : kd + b0 * kh.b_stride;
+      const float* va = kv4 ? vd + b0 * vh.b_stride : split_v ? cv : vd + b0 * vh.b_stride;
+      XOPT_RETURN_IF_ERROR(g1.run(qa, ka, scores, lt_ws_ptr, env.stream));
+      SoftmaxParams cp = sp;
+      cp.b0 = b0, cp.chunk = bc;
+      XOPT_RETURN_IF_ERROR(check_launch(launch_attention_softmax(scores, cp, env.stream)));
+      XOPT_RETURN_IF_ERROR(g2.run(scores, va, yd + b0 * s * n * hv, lt_ws_ptr, env.stream));
+    }
+    return Status::ok();
   });
 }
 

@@ -49,11 +49,11 @@ __device__ float block_reduce(float v, bool is_max, float* shared) {
 
 __global__ void attention_softmax_kernel(float* scores, SoftmaxParams p) {
   __shared__ float shared[32];
-  const int64_t rows = p.b * p.n * p.s;
+  const int64_t rows = (p.chunk > 0 ? p.chunk : p.b) * p.n * p.s;
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
     const int64_t si = row % p.s;
     const int64_t ni = (row / p.s) % p.n;
-    const int64_t bi = row / (p.s * p.n);
+    const int64_t bi = p.b0 + row / (p.s * p.n);
     float* r = scores + row * p.l;
     const float* ab = nullptr;
     if (p.attn_bias != nullptr)
@@ -113,7 +113,7 @@ cudaError_t launch_split_heads(const float* src, const float* bias, float* dst, 
 }
 
 cudaError_t launch_attention_softmax(float* scores, const SoftmaxParams& p, cudaStream_t stream) {
-  const int64_t rows = p.b * p.n * p.s;
+  const int64_t rows = (p.chunk > 0 ? p.chunk : p.b) * p.n * p.s;
   if (rows == 0 || p.l == 0) return cudaSuccess;
   const int threads = p.l >= 256 ? 256 : (p.l >= 128 ? 128 : 64);
   const int64_t blocks = rows < (int64_t{1} << 30) ? rows : (int64_t{1} << 30);

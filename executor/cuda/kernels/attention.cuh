@@ -19,6 +19,9 @@ enum class KeyMask : int { kNone, kLengths, kEndStart, k2d, k3d };
 
 struct SoftmaxParams {
   int64_t b = 0, n = 0, s = 0, l = 0;
+  // The batch items this launch covers: [b0, b0 + chunk) of b (chunk 0: all of them); scores
+  // holds just those, masks and attention_bias are indexed by the item's place in the whole batch.
+  int64_t b0 = 0, chunk = 0;
   const float* attn_bias = nullptr;  // [ab_b, ab_n, s, l], ab_b in {1, b}, ab_n in {1, n}
   int64_t ab_b = 1, ab_n = 1;
   const int32_t* mask = nullptr;
