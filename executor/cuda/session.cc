@@ -75,6 +75,7 @@ struct Session::Impl {
   std::vector<Launch> launches;
   std::vector<size_t> workspace_of;     // per launch
   std::vector<std::string> node_names;  // describe() of each launch's node, for errors
+  std::vector<std::string> node_ops;    // its op type, for profiles
   std::vector<Staging> inputs, outputs;
   cudaGraphExec_t graph_exec = nullptr;
   bool use_graph = true;
@@ -338,6 +339,9 @@ Result<std::unique_ptr<Session>> Session::create(const ir::Model& model,
           " (plan with `--device cuda` to size it from the GPU's algorithms)");
     impl->launches.push_back(std::move(launch).value());
     impl->node_names.push_back(n.describe());
+    impl->node_ops.push_back(n.domain().empty() || n.domain() == "ai.onnx"
+                                 ? n.op_type()
+                                 : n.domain() + "." + n.op_type());
     impl->workspace_of.push_back(ctx.workspace_requested());
     workspace_needed = std::max(workspace_needed, ctx.workspace_requested());
   }
@@ -429,6 +433,43 @@ Result<std::vector<ir::Tensor>> Session::run(const std::map<std::string, ir::Ten
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   }
   return results;
+}
+
+Result<std::vector<NodeTime>> Session::profile(int iterations) {
+  Impl& s = *impl_;
+  if (iterations <= 0) return invalid_argument("profile: iterations must be positive");
+  const size_t n = s.launches.size();
+  std::vector<cudaEvent_t> events(n + 1, nullptr);
+  auto destroy = [&] {
+    for (cudaEvent_t e : events)
+      if (e != nullptr) cudaEventDestroy(e);
+  };
+  std::vector<double> total(n, 0.0);
+  Status st = [&]() -> Status {
+    for (cudaEvent_t& e : events) XOPT_CUDA_RETURN_IF_ERROR(cudaEventCreate(&e));
+    for (int it = 0; it < iterations; ++it) {
+      XOPT_CUDA_RETURN_IF_ERROR(cudaEventRecord(events[0], s.stream));
+      for (size_t i = 0; i < n; ++i) {
+        LaunchEnv env{s.stream, s.workspace.data(), s.workspace_of[i]};
+        Status launched = s.launches[i](env);
+        if (!launched.is_ok()) return launched.with_context(s.node_names[i] + ": ");
+        XOPT_CUDA_RETURN_IF_ERROR(cudaEventRecord(events[i + 1], s.stream));
+      }
+      XOPT_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(s.stream));
+      for (size_t i = 0; i < n; ++i) {
+        float ms = 0;
+        XOPT_CUDA_RETURN_IF_ERROR(cudaEventElapsedTime(&ms, events[i], events[i + 1]));
+        total[i] += ms;
+      }
+    }
+    return Status::ok();
+  }();
+  destroy();
+  XOPT_RETURN_IF_ERROR(st);
+  std::vector<NodeTime> out(n);
+  for (size_t i = 0; i < n; ++i)
+    out[i] = {s.node_names[i], s.node_ops[i], total[i] / static_cast<double>(iterations)};
+  return out;
 }
 
 }  // namespace xopt::cuda

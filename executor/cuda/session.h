@@ -73,6 +73,13 @@ struct RunTiming {
   double host_ms = 0;  // wall time of run(), staging copies included
 };
 
+// One node's GPU time in a profiled replay (Session::profile).
+struct NodeTime {
+  std::string node;  // ir::Node::describe()
+  std::string op;    // op type, "domain.Op" outside the default domain
+  double ms = 0;     // mean over the profiled replays
+};
+
 class Session {
  public:
   // `plan` must be the model's plan (plan_from_json of metadata "xopt.memory_plan"), made for the
@@ -88,6 +95,11 @@ class Session {
   // (an error names the input and dim otherwise).
   Result<std::vector<ir::Tensor>> run(const std::map<std::string, ir::Tensor>& inputs,
                                       RunTiming* timing = nullptr);
+
+  // Per-node GPU time: replays the launch list directly (not the CUDA graph) `iterations` times
+  // with an event between every two launches, on the inputs of the last run(). The sum exceeds a
+  // graph replay's time by the launch gaps the graph removes.
+  Result<std::vector<NodeTime>> profile(int iterations);
 
   const Footprint& footprint() const;
   // Device memory in use right now (total - free), for before/after checks.

@@ -145,6 +145,28 @@ TEST(Cli, StatsJson) {
   EXPECT_EQ(j["groups"][0]["converged"], true);
 }
 
+TEST(Cli, BenchProfileTimesEveryNodeByOpType) {
+  test::TempDir dir;
+  std::string model = write_model(dir);
+  auto r = test::run_xopt({"bench", model, "--batch", "2", "--warmup", "0", "--iterations", "2",
+                           "--profile", "--profile-iterations", "3", "--json", dir / "b.json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("profile    6 nodes"), std::string::npos) << r.out;
+  auto j = nlohmann::json::parse(test::read_file(dir / "b.json"));
+  ASSERT_EQ(j["profile"]["nodes"].size(), 6u);  // every node once, in execution order
+  EXPECT_EQ(j["profile"]["nodes"][0]["op"], "Identity");
+  EXPECT_EQ(j["profile"]["nodes"][3]["op"], "Relu");
+  int nodes = 0;
+  double ms = 0;
+  for (const auto& op : j["profile"]["by_op"]) {
+    nodes += op["nodes"].get<int>();
+    ms += op["ms"].get<double>();
+  }
+  EXPECT_EQ(nodes, 6);  // Identity x2, Mul, Dropout, Relu, Shape
+  EXPECT_NEAR(ms, j["profile"]["sum_ms"].get<double>(), 1e-9);
+  EXPECT_EQ(test::run_xopt({"bench", model, "--profile-iterations", "0"}).code, 1);
+}
+
 TEST(Cli, DisablePassAndVerifyEach) {
   test::TempDir dir;
   std::string model = write_model(dir);

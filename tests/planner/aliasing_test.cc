@@ -210,8 +210,8 @@ TEST(Aliasing, FusedConvWritesOverItsResidualButNeverOverX) {
   GraphBuilder c;
   ir::Value* cx = c.input("x", {1, 4, 8, 8});
   ir::Value* cz = c.op("Neg", {cx}, "z", {1, 4, 8, 8});
-  ir::Value* cy = c.op("FusedConv", {cz, c.weight("w", {4, 4, 1, 1}), c.weight("b", {4}), cz},
-                       "y", {1, 4, 8, 8}, "com.microsoft");
+  ir::Value* cy = c.op("FusedConv", {cz, c.weight("w", {4, 4, 1, 1}), c.weight("b", {4}), cz}, "y",
+                       {1, 4, 8, 8}, "com.microsoft");
   c.output(c.op("Neg", {cy}, "out", {1, 4, 8, 8}));
   EXPECT_EQ(get(must_plan(c.graph()), "y").alias_of, "");
   (void)y;

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -28,6 +29,8 @@ struct BenchCommand {
   int warmup = 10;
   int iterations = 100;
   std::string json;
+  bool profile = false;
+  int profile_iterations = 20;
 };
 
 struct Stats {
@@ -59,10 +62,51 @@ void print_stats(const char* what, const Stats& s) {
               s.median, s.p90, s.p99, s.mean);
 }
 
+// Per-node times aggregated by op type, the slowest first, and the slowest nodes: where the time
+// goes (issue 11 asks for it wherever we are slower than PyTorch).
+nlohmann::json print_profile(const std::vector<NodeProfile>& nodes, double replay_ms,
+                             const char* how) {
+  double sum = 0;
+  std::map<std::string, std::pair<int, double>> by_op;
+  for (const NodeProfile& n : nodes) {
+    sum += n.ms;
+    auto& [count, ms] = by_op[n.op];
+    ++count;
+    ms += n.ms;
+  }
+  std::vector<std::pair<std::string, std::pair<int, double>>> ops(by_op.begin(), by_op.end());
+  std::sort(ops.begin(), ops.end(),
+            [](const auto& a, const auto& b) { return a.second.second > b.second.second; });
+  std::printf("profile    %zu nodes, %s: sum of node times %.4f ms (median replay %.4f ms)\n",
+              nodes.size(), how, sum, replay_ms);
+  std::printf("  %-34s %6s %11s %7s\n", "op", "nodes", "ms", "share");
+  nlohmann::json j;
+  j["sum_ms"] = sum;
+  j["replay_median_ms"] = replay_ms;
+  j["how"] = how;
+  for (const auto& [op, v] : ops) {
+    const double share = sum > 0 ? 100.0 * v.second / sum : 0;
+    std::printf("  %-34s %6d %11.4f %6.1f%%\n", op.c_str(), v.first, v.second, share);
+    j["by_op"].push_back({{"op", op}, {"nodes", v.first}, {"ms", v.second}});
+  }
+  std::vector<const NodeProfile*> slow;
+  for (const NodeProfile& n : nodes) slow.push_back(&n);
+  std::sort(slow.begin(), slow.end(), [](auto* a, auto* b) { return a->ms > b->ms; });
+  const size_t shown = std::min<size_t>(slow.size(), 15);
+  std::printf("  slowest nodes\n");
+  for (size_t i = 0; i < shown; ++i)
+    std::printf("  %11.4f ms  %s\n", slow[i]->ms, slow[i]->node.c_str());
+  for (const NodeProfile& n : nodes)
+    j["nodes"].push_back({{"node", n.node}, {"op", n.op}, {"ms", n.ms}});
+  return j;
+}
+
 int run_bench(const BenchCommand& c) {
   if (Status st = check_device_flags(c.device); !st.is_ok()) return report(st);
   if (c.warmup < 0 || c.iterations <= 0)
     return report_error(kExitUsage, "--warmup must be >= 0 and --iterations > 0");
+  if (c.profile_iterations <= 0)
+    return report_error(kExitUsage, "--profile-iterations must be positive");
   if (c.batch < 0) return report_error(kExitUsage, "--batch must be positive");
   auto loaded = ir::load_model(c.model);
   if (!loaded.is_ok()) return report(loaded.status(), c.model);
@@ -80,11 +124,16 @@ int run_bench(const BenchCommand& c) {
   j["warmup"] = c.warmup;
   j["iterations"] = c.iterations;
   std::vector<double> gpu, host;
+  std::vector<NodeProfile> profile;
+  const char* profile_how = "";
   if (c.device.cuda()) {
-    auto r = bench_on_cuda(model, *inputs, c.device, c.warmup, c.iterations);
+    auto r = bench_on_cuda(model, *inputs, c.device, c.warmup, c.iterations,
+                           c.profile ? c.profile_iterations : 0);
     if (!r.is_ok()) return report(r.status(), c.model);
     gpu = r->gpu_ms;
     host = r->host_ms;
+    profile = r->profile;
+    profile_how = "CUDA events between launches, launch list replayed without the graph";
     const DeviceMeasurement& m = r->memory;
     std::printf("device     %s\n", m.device.c_str());
     std::printf("plan       %s\n",
@@ -131,6 +180,36 @@ int run_bench(const BenchCommand& c) {
       if (!out.is_ok()) return report(out.status(), c.model);
       if (i >= c.warmup) host.push_back(ms);
     }
+    if (c.profile) {
+      // A node's time: from the previous node's outputs to its own (kernel and executor work).
+      std::map<const ir::Node*, size_t> index;
+      exec::RunOptions timed = run;
+      using Clock = std::chrono::steady_clock;
+      Clock::time_point mark;
+      const ir::Node* last = nullptr;
+      timed.on_output = [&](const ir::Node& n, const ir::Value&, const ir::Tensor&) {
+        if (&n == last) return;
+        const auto now = Clock::now();
+        auto [it, added] = index.emplace(&n, profile.size());
+        if (added) {
+          std::string op = n.domain().empty() || n.domain() == "ai.onnx"
+                               ? n.op_type()
+                               : n.domain() + "." + n.op_type();
+          profile.push_back({n.describe(), std::move(op), 0.0});
+        }
+        profile[it->second].ms +=
+            std::chrono::duration<double, std::milli>(now - mark).count() / c.profile_iterations;
+        mark = now;
+        last = &n;
+      };
+      for (int i = 0; i < c.profile_iterations; ++i) {
+        last = nullptr;
+        mark = Clock::now();
+        auto out = exec::run_model(model, *inputs, timed);
+        if (!out.is_ok()) return report(out.status(), c.model);
+      }
+      profile_how = "wall time between nodes' outputs in the CPU executor";
+    }
     std::printf("device     cpu (reference executor%s)\n", planned ? ", inside the plan" : "");
   }
   const Stats h = summarize(host);
@@ -141,6 +220,9 @@ int run_bench(const BenchCommand& c) {
   }
   print_stats("host", h);
   j["host_ms"] = to_json(h);
+  if (c.profile)
+    j["profile"] =
+        print_profile(profile, gpu.empty() ? h.median : summarize(gpu).median, profile_how);
   const double per_s = h.median > 0 ? 1000.0 / h.median : 0;
   int64_t batch = 1;
   for (const ir::Value* v : model.graph->runtime_inputs()) {
@@ -171,6 +253,11 @@ std::function<int()> setup_bench(CLI::App& sub) {
   sub.add_option("--warmup", c->warmup, "Untimed runs first (default 10)");
   sub.add_option("--iterations", c->iterations, "Timed runs (default 100)");
   sub.add_option("--json", c->json, "Also write the figures as JSON");
+  sub.add_flag("--profile", c->profile,
+               "Also time every node (GPU: CUDA events between launches, replayed without the "
+               "graph; CPU: between nodes) and print the time per op type and the slowest nodes");
+  sub.add_option("--profile-iterations", c->profile_iterations,
+                 "Replays averaged by --profile (default 20)");
   return [c] { return run_bench(*c); };
 }
 

@@ -175,7 +175,8 @@ Result<DeviceMeasurement> measure_on_cuda(const ir::Model& model, const planner:
 
 Result<CudaBench> bench_on_cuda(const ir::Model& model,
                                 const std::map<std::string, ir::Tensor>& inputs,
-                                const DeviceFlags& flags, int warmup, int iterations) {
+                                const DeviceFlags& flags, int warmup, int iterations,
+                                int profile_iterations) {
 #ifdef XOPT_WITH_CUDA
   XOPT_ASSIGN_OR_RETURN(cuda::PreparedSession p,
                         cuda::prepare_session(model, inputs, session_options(flags)));
@@ -189,6 +190,11 @@ Result<CudaBench> bench_on_cuda(const ir::Model& model,
     b.host_ms.push_back(t.host_ms);
   }
   b.allocations_during_runs = cuda::DeviceBuffer::allocations() - before;
+  if (profile_iterations > 0) {
+    XOPT_ASSIGN_OR_RETURN(std::vector<cuda::NodeTime> times,
+                          p.session->profile(profile_iterations));
+    for (cuda::NodeTime& t : times) b.profile.push_back({std::move(t.node), std::move(t.op), t.ms});
+  }
   const cuda::Footprint& fp = p.session->footprint();
   b.memory.device = fp.device.summary() + "; context " + fp.context_source;
   b.memory.context_bytes = std::max(fp.context, fp.context_after_warmup);
@@ -202,7 +208,7 @@ Result<CudaBench> bench_on_cuda(const ir::Model& model,
   b.plan_from_model = p.plan_from_model;
   return b;
 #else
-  (void)model, (void)inputs, (void)flags, (void)warmup, (void)iterations;
+  (void)model, (void)inputs, (void)flags, (void)warmup, (void)iterations, (void)profile_iterations;
   return not_built();
 #endif
 }

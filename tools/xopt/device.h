@@ -64,8 +64,15 @@ Result<DeviceMeasurement> measure_on_cuda(const ir::Model& model, const planner:
 
 // Timed runs on the GPU: per-run GPU time (CUDA events around the replay) and host time, with the
 // memory measured and the plan the run used.
+// One node's mean GPU time in a profiled replay (`xopt bench --profile`).
+struct NodeProfile {
+  std::string node, op;
+  double ms = 0;
+};
+
 struct CudaBench {
   std::vector<double> gpu_ms, host_ms;
+  std::vector<NodeProfile> profile;  // per node, in execution order, when asked
   DeviceMeasurement memory;
   planner::MemoryPlan plan;
   size_t plan_parameters = 0;  // planner::parameter_bytes at the plan's alignment
@@ -74,6 +81,7 @@ struct CudaBench {
 };
 Result<CudaBench> bench_on_cuda(const ir::Model& model,
                                 const std::map<std::string, ir::Tensor>& inputs,
-                                const DeviceFlags& flags, int warmup, int iterations);
+                                const DeviceFlags& flags, int warmup, int iterations,
+                                int profile_iterations = 0);
 
 }  // namespace xopt::tool

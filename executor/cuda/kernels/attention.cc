@@ -242,20 +242,20 @@ Result<Launch> multi_head_attention(CompileContext& ctx) {
   s1.b_rs = 1, s1.b_cs = kh.row;  // K_h^T: element (h, l) at l * row + h
   s1.y_ld = l;
   s1.alpha = scale;
-  XOPT_ASSIGN_OR_RETURN(PairGemm g1, make_pair_gemm(ctx, lt_cap, s1, bc, n, probe(qh.base, q_step),
-                                                    qh.b_stride, qh.n_stride,
-                                                    probe(kh.base, k_step), kh.b_stride,
-                                                    kh.n_stride, ws_ptr(scores_at), n * s * l, s * l));
+  XOPT_ASSIGN_OR_RETURN(
+      PairGemm g1, make_pair_gemm(ctx, lt_cap, s1, bc, n, probe(qh.base, q_step), qh.b_stride,
+                                  qh.n_stride, probe(kh.base, k_step), kh.b_stride, kh.n_stride,
+                                  ws_ptr(scores_at), n * s * l, s * l));
   // output[b, s, n*Hv + j] (S x Hv, row stride N*Hv) = P (S x L) * V_h (L x Hv).
   LtGemmSpec s2;
   s2.m = s, s2.n = hv, s2.k = l;
   s2.a_rs = l, s2.a_cs = 1;
   s2.b_rs = vh.row, s2.b_cs = 1;
   s2.y_ld = n * hv;
-  XOPT_ASSIGN_OR_RETURN(
-      PairGemm g2, make_pair_gemm(ctx, lt_cap, s2, bc, n, ws_ptr(scores_at), n * s * l, s * l,
-                                  probe(vh.base, v_step), vh.b_stride, vh.n_stride,
-                                  probe(yd, y_step), s * n * hv, hv));
+  XOPT_ASSIGN_OR_RETURN(PairGemm g2,
+                        make_pair_gemm(ctx, lt_cap, s2, bc, n, ws_ptr(scores_at), n * s * l, s * l,
+                                       probe(vh.base, v_step), vh.b_stride, vh.n_stride,
+                                       probe(yd, y_step), s * n * hv, hv));
   const size_t lt_ws = std::max(g1.gemm->workspace(), g2.gemm->workspace());
   ctx.request_workspace(lt_at + lt_ws);
 
@@ -293,9 +293,9 @@ Result<Launch> multi_head_attention(CompileContext& ctx) {
         XOPT_RETURN_IF_ERROR(check_launch(launch_split_heads(
             kd + b0 * l * d, bd != nullptr ? bd + d : nullptr, ck, bc, l, n, h, env.stream)));
       if (split_v)
-        XOPT_RETURN_IF_ERROR(check_launch(
-            launch_split_heads(vd + b0 * l * n * hv, bd != nullptr ? bd + 2 * d : nullptr, cv, bc,
-                               l, n, hv, env.stream)));
+        XOPT_RETURN_IF_ERROR(check_launch(launch_split_heads(vd + b0 * l * n * hv,
+                                                             bd != nullptr ? bd + 2 * d : nullptr,
+                                                             cv, bc, l, n, hv, env.stream)));
       const float* qa = split_q ? wq : qd + b0 * qh.b_stride;
       const float* ka = kv4 ? kd + b0 * kh.b_stride : split_k ? ck : kd + b0 * kh.b_stride;
       const float* va = kv4 ? vd + b0 * vh.b_stride : split_v ? cv : vd + b0 * vh.b_stride;
