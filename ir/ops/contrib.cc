@@ -1,5 +1,5 @@
 // com.microsoft ops that the fusion passes emit, with onnxruntime's semantics (contrib_defs.cc,
-// bert_defs.cc): FusedConv, FusedGemm, FusedMatMul, BiasGelu, FastGelu, Gelu,
+// bert_defs.cc): FusedConv, FusedGemm, FusedMatMul, BiasGelu, FastGelu, Gelu, QuickGelu,
 // SkipLayerNormalization, MultiHeadAttention.
 #include "ir/ops/op_helpers.h"
 
@@ -215,6 +215,7 @@ void register_contrib_ops(OpList& ops) {
   contrib(ops, "BiasGelu", infer_bias_gelu, true);
   contrib(ops, "FastGelu", infer_fast_gelu, true);
   contrib(ops, "Gelu", infer_same_as_input, true);
+  contrib(ops, "QuickGelu", infer_same_as_input, true);  // x * sigmoid(alpha * x)
   contrib(ops, "SkipLayerNormalization", infer_skip_layer_norm);
   contrib(ops, "MultiHeadAttention", infer_multi_head_attention);
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Runs xopt --passes=fold,fuse on small models covering every rewrite of the fold and conv/gemm
-fusion passes, and checks each result with onnx's checker and onnxruntime (CPU, its own graph
+fusion passes (and the activation, Pad, Cast and FusedMatMul fusions), and checks each result with onnx's checker and onnxruntime (CPU, its own graph
 optimizations off) against the original: same outputs within rtol 1e-4 of their scale / atol 1e-5
 (close() below), and the expected fused ops present.
 
@@ -172,6 +172,19 @@ def cases():
             ("z", [0]), ("four", [4]), ("one", [1]), ("big", [2**63 - 1]),
             ("s5", [2, 2, 4, 3, 5]), ("s4", [2, 8, 3, 5])]]), {
         "Slice": 0, "Split": 1, "Transpose": 0, "Reshape": 1, "Concat": 1}
+
+    # Swish / SiLU after a Conv and CLIP's x * sigmoid(1.702 x): com.microsoft.QuickGelu.
+    yield "swish", model("swish", [
+        N("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]),
+        N("Sigmoid", ["c1"], ["s1"]),
+        N("Mul", ["c1", "s1"], ["out1"]),
+        N("Mul", ["x", "k"], ["t"]),
+        N("Sigmoid", ["t"], ["s2"]),
+        N("Mul", ["s2", "x"], ["out2"]),
+    ], [("x", [2, 4, 6, 6])], ["out1", "out2"],
+        [init("w1", [3, 4, 3, 3]), init("b1", [3]),
+         numpy_helper.from_array(np.array(1.702, np.float32), "k")], opset=13), {
+        "com.microsoft.QuickGelu": 2, "Sigmoid": 0, "Mul": 0}
 
 
 def run(path, feeds):

@@ -1,5 +1,6 @@
 // Gelu (ONNX opset 20, approximate = "none" | "tanh") and the onnxruntime contrib ops com.microsoft
-// Gelu (erf form), FastGelu (tanh form, optional bias added first) and BiasGelu (Gelu(A + B)).
+// Gelu (erf form), FastGelu (tanh form, optional bias added first), BiasGelu (Gelu(A + B)) and
+// QuickGelu (x * sigmoid(alpha * x); alpha 1 is Swish/SiLU).
 #include <cmath>
 
 #include "executor/cpu/kernels/elementwise.h"
@@ -55,11 +56,26 @@ Status ms_bias_gelu(KernelContext& ctx) {
   return gelu_with_bias<false>(ctx, 1);
 }
 
+// onnxruntime's default alpha is 1.702 (the sigmoid approximation of GELU).
+Status ms_quick_gelu(KernelContext& ctx) {
+  XOPT_ASSIGN_OR_RETURN(const ir::Tensor* x, ew::required_input(ctx, 0));
+  const double alpha = ctx.node().attr_float("alpha", 1.702f);
+  return dispatch_float(x->dtype(), [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    return ew::map_unary<T, T>(ctx, *x, x->dtype(), [alpha](auto v) {
+      using C = decltype(v);
+      const double d = static_cast<double>(v);
+      return static_cast<C>(d / (1.0 + std::exp(-alpha * d)));
+    });
+  });
+}
+
 }  // namespace
 
 XOPT_CPU_KERNEL("", "Gelu", 20, kLastOpset, gelu);
 XOPT_CPU_KERNEL("com.microsoft", "Gelu", 1, 1, ms_gelu);
 XOPT_CPU_KERNEL("com.microsoft", "FastGelu", 1, 1, ms_fast_gelu);
 XOPT_CPU_KERNEL("com.microsoft", "BiasGelu", 1, 1, ms_bias_gelu);
+XOPT_CPU_KERNEL("com.microsoft", "QuickGelu", 1, 1, ms_quick_gelu);
 
 }  // namespace xopt::exec

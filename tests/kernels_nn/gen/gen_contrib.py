@@ -159,6 +159,12 @@ def main():
     case("fused_conv_identity_z_nobias_group", "FusedConv",
          [("X", x), ("W", randn(4, 2, 1, 1)), ("B", None), ("Z", randn(1, 4, 3, 3))], group=2, strides=[2, 2])
 
+    # QuickGelu: x * sigmoid(alpha * x), the default alpha (1.702) and alpha 1 (Swish / SiLU, what
+    # fuse-swish emits). Inputs within +-6: further out onnxruntime's approximate logistic (MLAS)
+    # is off by more than the runner's tolerance from the exact value our kernel computes.
+    case("quick_gelu_default_alpha", "QuickGelu", [("X", np.clip(3 * randn(2, 3, 5), -6, 6))])
+    case("quick_gelu_swish", "QuickGelu", [("X", np.clip(3 * randn(3, 7), -6, 6))], alpha=1.0)
+
 
 if __name__ == "__main__":
     main()
