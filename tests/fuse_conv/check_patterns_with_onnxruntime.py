@@ -186,6 +186,28 @@ def cases():
          numpy_helper.from_array(np.array(1.702, np.float32), "k")], opset=13), {
         "com.microsoft.QuickGelu": 2, "Sigmoid": 0, "Mul": 0}
 
+    # HardSwish written out (Paddle2ONNX, opset 14: one HardSwish; opset 11: HardSigmoid + Mul) and
+    # the hard-sigmoid gate Clip(x + 3, 0, 6) * (1/6) (HardSigmoid, which joins the Conv).
+    def hard_swish(opset):
+        c = lambda name, v: numpy_helper.from_array(np.array(v, np.float32), name)
+        return model(f"hard_swish_{opset}", [
+            N("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]),
+            N("Add", ["c1", "three"], ["a1"]),
+            N("Clip", ["a1", "zero", "six"], ["r1"]),
+            N("Mul", ["c1", "r1"], ["m1"]),
+            N("Div", ["m1", "six"], ["out1"]),
+            N("Conv", ["x", "w2"], ["c2"]),
+            N("Add", ["three", "c2"], ["a2"]),
+            N("Clip", ["a2", "zero", "six"], ["r2"]),
+            N("Mul", ["r2", "sixth"], ["out2"]),
+        ], [("x", [2, 4, 6, 6])], ["out1", "out2"],
+            [init("w1", [3, 4, 3, 3], -2, 2), init("b1", [3]), init("w2", [3, 4, 1, 1], -2, 2),
+             c("three", 3.0), c("zero", 0.0), c("six", 6.0), c("sixth", 1 / 6)], opset=opset)
+    yield "hard_swish_14", hard_swish(14), {
+        "HardSwish": 1, "com.microsoft.FusedConv": 1, "Clip": 0, "Div": 0, "Add": 0}
+    yield "hard_swish_11", hard_swish(11), {
+        "HardSigmoid": 1, "Mul": 1, "com.microsoft.FusedConv": 1, "Clip": 0, "Div": 0, "Add": 0}
+
 
 def run(path, feeds):
     opts = ort.SessionOptions()
