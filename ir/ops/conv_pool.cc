@@ -223,13 +223,16 @@ Status infer_global_pool(InferenceContext& ctx) {
 Status infer_conv_like(InferenceContext& ctx, size_t max_inputs) {
   XOPT_RETURN_IF_ERROR(check_arity(ctx, 2, max_inputs));
   XOPT_RETURN_IF_ERROR(check_same_dtype(ctx, 0, 1));
-  const Shape& x = ctx.input_shape(0);
-  const Shape& wt = ctx.input_shape(1);
-  DType t = ctx.input_dtype(0);
-  if (!x.has_rank() && !wt.has_rank()) {
-    ctx.set_output(0, t, Shape());
-    return Status::ok();
-  }
+  XOPT_ASSIGN_OR_RETURN(Shape y, conv_output_shape(ctx, 0, 1, 2));
+  ctx.set_output(0, ctx.input_dtype(0), std::move(y));
+  return Status::ok();
+}
+
+Result<Shape> conv_output_shape(const InferenceContext& ctx, size_t x_index, size_t w_index,
+                                size_t bias_index) {
+  const Shape& x = ctx.input_shape(x_index);
+  const Shape& wt = ctx.input_shape(w_index);
+  if (!x.has_rank() && !wt.has_rank()) return Shape();
   size_t rank = x.has_rank() ? x.rank() : wt.rank();
   if (rank < 3) return ctx.error("X must have rank >= 3, got " + str(x));
   if (wt.has_rank() && wt.rank() != rank)
@@ -259,8 +262,8 @@ Status infer_conv_like(InferenceContext& ctx, size_t max_inputs) {
   std::vector<Dim> out(rank);
   out[0] = x.has_rank() ? x[0] : Dim();
   out[1] = wt.has_rank() ? wt[0] : Dim();
-  if (ctx.has_input(2) && ctx.input_shape(2).has_rank()) {
-    const Shape& b = ctx.input_shape(2);
+  if (ctx.has_input(bias_index) && ctx.input_shape(bias_index).has_rank()) {
+    const Shape& b = ctx.input_shape(bias_index);
     if (b.rank() != 1 || (b[0].is_known() && out[1].is_known() && b[0].value != out[1].value))
       return ctx.error("bias " + str(b) + " does not match " + out[1].to_string() +
                        " output channels");
@@ -268,8 +271,7 @@ Status infer_conv_like(InferenceContext& ctx, size_t max_inputs) {
   for (size_t i = 0; i < n; ++i) {
     XOPT_ASSIGN_OR_RETURN(out[2 + i], window_output(ctx, x.has_rank() ? x[2 + i] : Dim(), w, i));
   }
-  ctx.set_output(0, t, Shape(std::move(out)));
-  return Status::ok();
+  return Shape(std::move(out));
 }
 
 void register_conv_pool_ops(OpList& ops) {

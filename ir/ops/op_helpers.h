@@ -27,6 +27,8 @@ void register_shape_ops(OpList& ops);
 void register_reduce_ops(OpList& ops);
 void register_resize_ops(OpList& ops);
 void register_contrib_ops(OpList& ops);
+void register_rnn_ops(OpList& ops);
+void register_quant_ops(OpList& ops);
 
 inline constexpr const char* kMsDomain = "com.microsoft";
 
@@ -101,6 +103,9 @@ Status check_same_dtype(const InferenceContext& ctx, size_t a, size_t b);
 // Shared with the com.microsoft fused ops (FusedConv, FusedGemm, FusedMatMul).
 // Conv's output (input 0 X, input 1 W, input 2 optional bias); `max_inputs` checks the arity.
 Status infer_conv_like(InferenceContext& ctx, size_t max_inputs);
+// Conv's output shape for X at input `x`, W at input `w` and an optional bias at input `bias` (a
+// 1-D tensor of the output channels); QLinearConv and ConvInteger place them elsewhere.
+Result<Shape> conv_output_shape(const InferenceContext& ctx, size_t x, size_t w, size_t bias);
 // Gemm's output [M, N] with transA/transB; `c_required` for Gemm before opset 11.
 Status infer_gemm_like(InferenceContext& ctx, bool c_required);
 // MatMul of two shapes (numpy semantics: 1-D operands promoted, batch dims broadcast).
