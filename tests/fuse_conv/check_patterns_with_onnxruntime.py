@@ -208,6 +208,20 @@ def cases():
     yield "hard_swish_11", hard_swish(11), {
         "HardSigmoid": 1, "Mul": 1, "com.microsoft.FusedConv": 1, "Clip": 0, "Div": 0, "Add": 0}
 
+    # Cast chains: float -> double -> float (gone), float -> float (gone), bool -> int32 -> float
+    # (one Cast).
+    yield "casts", model("casts", [
+        N("Relu", ["x"], ["r"]),
+        N("Cast", ["r"], ["d"], to=TensorProto.DOUBLE),
+        N("Cast", ["d"], ["f"], to=TensorProto.FLOAT),
+        N("Cast", ["f"], ["g"], to=TensorProto.FLOAT),
+        N("Greater", ["x", "zero"], ["b"]),
+        N("Cast", ["b"], ["i"], to=TensorProto.INT32),
+        N("Cast", ["i"], ["bf"], to=TensorProto.FLOAT),
+        N("Mul", ["g", "bf"], ["out"]),
+    ], [("x", [3, 5])], ["out"], [numpy_helper.from_array(np.array(0.1, np.float32), "zero")]), {
+        "Cast": 1, "Relu": 1, "Greater": 1, "Mul": 1}
+
 
 def run(path, feeds):
     opts = ort.SessionOptions()
