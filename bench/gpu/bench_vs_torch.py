@@ -83,9 +83,9 @@ def torch_variants(name, batch, warmup, iters, use_compile):
     return res
 
 
-def ours(xopt, model_path, batch, workdir, tf32, warmup, iters):
+def ours(xopt, model_path, batch, workdir, tf32, warmup, iters, extra):
     opt = os.path.join(workdir, f"b{batch}.opt.onnx")
-    flags = ["--tf32"] if tf32 else []
+    flags = (["--tf32"] if tf32 else []) + extra
     r = subprocess.run([xopt, "--passes=fold,fuse,plan", model_path, "-o", opt, "--batch",
                         str(batch), "--device", "cuda", "-q"] + flags,
                        capture_output=True, text=True)
@@ -119,6 +119,8 @@ def main():
     ap.add_argument("--iterations", type=int, default=100)
     ap.add_argument("--compile", action="store_true")
     ap.add_argument("--tf32", action="store_true")
+    ap.add_argument("--xopt-flags", default="",
+                    help="more flags for both xopt commands, space-separated (e.g. --tune)")
     a = ap.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = a.tf32
     torch.backends.cudnn.allow_tf32 = a.tf32
@@ -130,7 +132,7 @@ def main():
             os.makedirs(work, exist_ok=True)
             row = {"model": name, "batch": batch, "tf32": a.tf32}
             row.update(ours(a.xopt, os.path.join(a.models, name, "model.onnx"), batch, work,
-                            a.tf32, a.warmup, a.iterations))
+                            a.tf32, a.warmup, a.iterations, a.xopt_flags.split()))
             row.update(torch_variants(name, batch, a.warmup, a.iterations, a.compile))
             best = min(row[k] for k in ("eager_ms", "cuda_graph_ms", "torch_compile_ms")
                        if k in row)

@@ -8,7 +8,8 @@
 #   shared       every shared model: fold,fuse,plan --device cuda --validate, then validate on the
 #                GPU against PyTorch's stored output
 #   big          resnet50, bert_base at batch 1 and 32: the same validation
-#   bench        bench_vs_torch.py (BENCH_FLAGS adds e.g. --compile)
+#   bench        bench_vs_torch.py (BENCH_FLAGS adds e.g. --compile, --xopt-flags=--tune)
+#   profile      `xopt bench --profile` on the batch-32 models the big step planned
 # Results go to $OUT (at most 8 files come back).
 set -uo pipefail
 ROOT=$PWD
@@ -77,6 +78,16 @@ for step in "$@"; do
         --out "$W/bench" ${BENCH_FLAGS:-} > "$OUT/bench.txt" 2>&1
       cp "$W/bench/bench_vs_torch.json" "$OUT/" 2>/dev/null
       tail -n 8 "$OUT/bench.txt" | tee -a "$OUT/log.txt" ;;
+    profile)
+      log "profile"
+      for m in resnet50 bert_base mobilenet_v2; do
+        [ -f "$W/$m.b32.opt.onnx" ] || continue
+        echo "---- $m batch 32" >> "$OUT/profile.txt"
+        "$X" bench --device cuda "$W/$m.b32.opt.onnx" --iterations 50 --profile \
+          ${PROFILE_FLAGS:-} >> "$OUT/profile.txt" 2>&1
+        echo "exit $?" >> "$OUT/profile.txt"
+      done
+      grep -E "^----|^exit|^gpu|^profile" "$OUT/profile.txt" | tee -a "$OUT/log.txt" ;;
     *) echo "unknown step $step" ;;
   esac
   echo "   ($step: $(( $(date +%s) - t0 )) s)" | tee -a "$OUT/log.txt"

@@ -10,7 +10,9 @@
 // the diagonal, <= -1e4 above, S = T) becomes unidirectional=1; any other mask becomes the
 // additive `attention_bias` [B or 1, H or 1, S, T] (a constant, or the mask reshaped/expanded).
 // key_padding_mask is never emitted. Where(cond, scores, fill) masks with a constant cond and a
-// fill <= -1e4 count as additive masks of 0 / fill.
+// fill <= -1e4 count as additive masks of 0 / fill. torch's guard after the softmax,
+// Where(IsNaN(P), 0, P) (its exporters emit it so that a row whose keys are all masked with -inf
+// gives zeros, not NaN), folds in: MultiHeadAttention gives such rows zeros in both executors.
 //
 // The layout tracking that finds Q, K, V and the heads is in attention_layout.h.
 #include <cmath>
@@ -295,6 +297,23 @@ std::optional<Match::OutProj> out_projection(const Match& m) {
   return op;
 }
 
+// Where(IsNaN(p), 0, p), p read by nothing else: the two guard nodes.
+std::optional<std::pair<ir::Node*, ir::Node*>> nan_guard(ir::Value* p) {
+  if (p->uses().size() != 2 || name_is_visible(p)) return std::nullopt;
+  ir::Node* isnan = nullptr;
+  ir::Node* where = nullptr;
+  for (const ir::Use& u : p->uses()) {
+    if (u.node->is("IsNaN")) isnan = u.node;
+    if (u.node->is("Where")) where = u.node;
+  }
+  if (isnan == nullptr || where == nullptr || single_reader(isnan->output(0)) != where ||
+      where->input(0) != isnan->output(0) || where->input(2) != p)
+    return std::nullopt;
+  auto zero = scalar_constant(where->input(1));
+  if (!zero || *zero != 0.0 || static_dims(where->output(0)) != static_dims(p)) return std::nullopt;
+  return std::make_pair(isnan, where);
+}
+
 std::optional<Match> match(ir::Node* scores_mm) {
   Match m;
   m.scores_mm = scores_mm;
@@ -302,6 +321,11 @@ std::optional<Match> match(ir::Node* scores_mm) {
   if (!sc) return std::nullopt;
   m.sc = std::move(*sc);
   ir::Value* probs = m.sc.softmax->output(0);
+  if (auto guard = nan_guard(probs)) {
+    m.sc.nodes.push_back(guard->first);
+    m.sc.nodes.push_back(guard->second);
+    probs = guard->second->output(0);
+  }
   m.out_mm = single_reader(probs);
   if (m.out_mm == nullptr || !m.out_mm->is("MatMul") || m.out_mm->input(0) != probs)
     return std::nullopt;

@@ -4,6 +4,7 @@
 // width, key/value already split into heads, present outputs).
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -115,6 +116,21 @@ TEST(CudaMultiHeadAttention, PresentOutputs) {
   expect_cuda_matches_cpu(
       model(kQkv, "float[2,6,16] y, float[2,2,6,8] pk",
             "y, pk = com.microsoft.MultiHeadAttention <num_heads = 2> (q, k, v)"));
+}
+
+TEST(CudaMultiHeadAttention, QueryWithEveryKeyMaskedGivesZeros) {
+  // attention_bias -inf on all of query 0's keys (batch 0) and on some of the others': the CPU
+  // twin gives zeros for that query (not NaN), the GPU the same.
+  test::CudaCase c;
+  std::vector<float> ab(2 * 6 * 6, 0.0f);
+  const float ninf = -std::numeric_limits<float>::infinity();
+  for (int i = 0; i < 6; ++i) ab[i] = ninf;
+  for (size_t i = 6; i < ab.size(); i += 4) ab[i] = ninf;
+  c.inputs["ab"] = ir::Tensor::of<float>({2, 1, 6, 6}, ab);
+  expect_cuda_matches_cpu(
+      model(std::string(kQkv) + ", float[2,1,6,6] ab", "float[2,6,16] y",
+            "y = com.microsoft.MultiHeadAttention <num_heads = 2> (q, k, v, , , ab)"),
+      c);
 }
 
 TEST(CudaMultiHeadAttention, BatchRunsInChunks) {

@@ -345,6 +345,80 @@ TEST(FuseAttention, MismatchedHeadSplitDoesNotApply) {
     })");
 }
 
+// torch's SDPA export (transformers 5 BERT): sqrt(scale) on Q and on K^T, a -inf padding mask
+// from a bool input (Where(keep, 0, -inf)), and the guard Where(IsNaN(P), 0, P) after the softmax
+// so that a query with every key masked gives zeros. B=2, S=4, D=8, H=2, E=4.
+std::string torch_sdpa(const std::string& guard_fill) {
+  return fill(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[2,4,8] x, bool[2,1,4,4] keep) => (float[2,4,8] y)
+       <float[8,8] wq = $WQ, float[8] bq = $BQ, float[8,8] wk = $WK, float[8] bk = $BK,
+        float[8,8] wv = $WV, float[8] bv = $BV, int64[4] split = {2, 4, 2, 4},
+        int64[3] merge = {2, 4, -1}, float s = {0.70710677}, float[1] zero = {0.0},
+        float[1] fill = {$FILL}> {
+      qm = MatMul(x, wq)
+      q = Add(bq, qm)
+      qr = Reshape(q, split)
+      qt = Transpose <perm = [0, 2, 1, 3]> (qr)
+      km = MatMul(x, wk)
+      k = Add(bk, km)
+      kr = Reshape(k, split)
+      kt = Transpose <perm = [0, 2, 3, 1]> (kr)
+      vm = MatMul(x, wv)
+      v = Add(bv, vm)
+      vr = Reshape(v, split)
+      vt = Transpose <perm = [0, 2, 1, 3]> (vr)
+      q2 = Mul(qt, s)
+      k2 = Mul(kt, s)
+      sc = MatMul(q2, k2)
+      ninf = Log(zero)
+      m = Where(keep, zero, ninf)
+      scm = Add(sc, m)
+      p = Softmax <axis = -1> (scm)
+      nan = IsNaN(p)
+      pg = Where(nan, fill, p)
+      o = MatMul(pg, vt)
+      ot = Transpose <perm = [0, 2, 1, 3]> (o)
+      y = Reshape(ot, merge)
+    })",
+              {{"FILL", guard_fill},
+               {"WQ", values(64, 1)},
+               {"BQ", values(8, 2)},
+               {"WK", values(64, 3)},
+               {"BK", values(8, 4)},
+               {"WV", values(64, 5)},
+               {"BV", values(8, 6)}});
+}
+
+TEST(FuseAttention, TorchSdpaExportWithNanGuard) {
+  const std::string before = torch_sdpa("0.0");
+  EXPECT_EQ(test::ops_after("fuse-attention", before),
+            (std::vector<std::string>{"Log", "Where", "MatMul", "MatMul", "MatMul",
+                                      "com.microsoft.MultiHeadAttention"}));
+  test::expect_numerically_equal("fuse-attention", before);
+  // Query 0 of batch 0 may look at no key: the guard's zeros, from the fused op too.
+  ir::Model a = test::parse_text(before);
+  ir::Model b = test::parse_text(before);
+  passes::PassManager pm;
+  ASSERT_TRUE(pm.add_pipeline("fuse-attention").is_ok());
+  passes::PassContext ctx;
+  ASSERT_TRUE(pm.run(b, ctx).is_ok());
+  auto inputs = test::random_inputs(a);
+  ir::Tensor keep(ir::DType::kBool, {2, 1, 4, 4});
+  for (int64_t i = 0; i < keep.numel(); ++i) keep.mutable_data<bool>()[i] = i >= 4 && i % 3 != 0;
+  inputs["keep"] = keep;
+  auto want = exec::run_model(a, inputs);
+  auto got = exec::run_model(b, inputs);
+  ASSERT_TRUE(want.is_ok() && got.is_ok());
+  EXPECT_EQ(test::outputs_difference(*got, *want), "");
+  for (int64_t i = 0; i < 8; ++i) EXPECT_EQ((*got)[0].data<float>()[i], 0.0f) << i;
+}
+
+// A guard that fills NaN rows with anything but zeros is not what the fused op does.
+TEST(FuseAttention, NanGuardWithAnotherFillDoesNotApply) {
+  EXPECT_NOT_APPLIED("fuse-attention", torch_sdpa("1.0"));
+}
+
 // The probabilities are a graph output too: the block cannot disappear.
 TEST(FuseAttention, ProbabilitiesReadElsewhereDoesNotApply) {
   EXPECT_NOT_APPLIED("fuse-attention", R"(

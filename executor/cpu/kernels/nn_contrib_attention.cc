@@ -4,9 +4,12 @@
 //   key_padding_mask int32 [B] (valid lengths), [2B] (end and start positions), [B, L] or [B, S, L]
 //   (1 = keep); attention_bias [B or 1, N or 1, S, L] added to the scores; unidirectional=1 masks
 //   keys after the query position; scale (default 1/sqrt(H)), mask_filter_value (default -10000).
+// A query whose every key is masked with -inf (attention_bias) attends to nothing: zeros, not the
+// NaN a plain softmax gives (torch's SDPA export guards its softmax the same way).
 // Outputs: output [B, S, N*Hv]; present_key [B, N, L, H] and present_value [B, N, L, Hv] if asked.
 // Packed QKV / packed KV, past_key/past_value, cache_indirection and the qk output are rejected
 // as unsupported.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -177,6 +180,10 @@ Status multi_head_attention(KernelContext& ctx) {
         for (int64_t si = 0; si < s; ++si) {  // softmax over keys
           C* row = scores.data() + si * l;
           const C mx = *std::max_element(row, row + l);
+          if (std::isinf(mx) && mx < 0) {  // every key masked with -inf: zeros, not NaN
+            std::fill(row, row + l, C{0});
+            continue;
+          }
           C sum = 0;
           for (int64_t li = 0; li < l; ++li) sum += (row[li] = std::exp(row[li] - mx));
           for (int64_t li = 0; li < l; ++li) row[li] /= sum;

@@ -88,6 +88,10 @@ __global__ void attention_softmax_kernel(float* scores, SoftmaxParams p) {
       mx = fmaxf(mx, v);
     }
     mx = block_reduce(mx, true, shared);
+    if (isinf(mx) && mx < 0.0f) {  // every key masked with -inf: zeros, not NaN (as the CPU)
+      for (int64_t li = threadIdx.x; li < p.l; li += blockDim.x) r[li] = 0.0f;
+      continue;
+    }
     float sum = 0.0f;
     for (int64_t li = threadIdx.x; li < p.l; li += blockDim.x) {
       const float e = expf(r[li] - mx);
