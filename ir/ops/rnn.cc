@@ -15,7 +15,7 @@ struct RecurrentKind {
 template <int64_t Gates, size_t MaxInputs, bool Quantized>
 Status infer_recurrent(InferenceContext& ctx) {
   constexpr RecurrentKind kind{Gates, MaxInputs, Quantized};
-  XOPT_RETURN_IF_ERROR(check_arity(ctx, kind.quantized ? 12 : 3, kind.max_inputs));
+  XOPT_RETURN_IF_ERROR(check_arity(ctx, 3, kind.max_inputs));
   if (kind.quantized)
     for (size_t i = 8; i < 12; ++i)
       if (!ctx.has_input(i)) return ctx.error("input " + std::to_string(i) + " is missing");

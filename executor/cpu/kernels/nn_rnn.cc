@@ -72,10 +72,11 @@ std::string lower(std::string s) {
 }
 
 // The activations of every direction (per_dir of them each, defaults `defaults`). The attribute
-// lists either all directions' functions or one direction's, then shared. activation_alpha and
-// activation_beta are consumed in order by the functions that take them (Affine, LeakyRelu,
-// ThresholdedRelu, ScaledTanh, HardSigmoid, Elu), each falling back to its ONNX operator's default
-// when the list runs out, as onnxruntime reads them.
+// lists either all directions' functions or one direction's, then shared with the same alpha/beta
+// (onnxruntime refuses the short list for a bidirectional RNN; the spec does not say).
+// activation_alpha and activation_beta are consumed in order by the functions that take them
+// (Affine, LeakyRelu, ThresholdedRelu, ScaledTanh, HardSigmoid, Elu), each falling back to its ONNX
+// operator's default when the list runs out, as onnxruntime reads them.
 Result<std::vector<RnnActivation>> read_activations(const KernelContext& ctx,
                                                     const std::vector<std::string>& defaults,
                                                     int64_t dirs) {
@@ -84,11 +85,10 @@ Result<std::vector<RnnActivation>> read_activations(const KernelContext& ctx,
   if (const onnx::AttributeProto* a = node.attr("activations"))
     names.assign(a->strings().begin(), a->strings().end());
   const size_t per_dir = defaults.size();
-  if (names.empty())
-    for (int64_t d = 0; d < dirs; ++d) names.insert(names.end(), defaults.begin(), defaults.end());
-  else if (names.size() == per_dir && dirs == 2)
-    names.insert(names.end(), names.begin(), names.end());
-  if (names.size() != per_dir * static_cast<size_t>(dirs))
+  if (names.empty()) names = defaults;
+  // One direction's list for both directions: parsed once, then repeated with its alpha/beta.
+  const bool shared = names.size() == per_dir;
+  if (names.size() != per_dir && names.size() != per_dir * static_cast<size_t>(dirs))
     return ctx.error("activations has " + std::to_string(names.size()) + " functions, expected " +
                      std::to_string(per_dir * static_cast<size_t>(dirs)));
   const std::vector<float> alphas = node.attr_floats("activation_alpha");
@@ -127,6 +127,10 @@ Result<std::vector<RnnActivation>> read_activations(const KernelContext& ctx,
     if (e->uses >= 1 && ai < alphas.size()) a.alpha = alphas[ai++];
     if (e->uses >= 2 && bi < betas.size()) a.beta = betas[bi++];
     out.push_back(a);
+  }
+  if (shared && dirs == 2) {
+    const std::vector<RnnActivation> one = out;
+    out.insert(out.end(), one.begin(), one.end());
   }
   return out;
 }
