@@ -2,6 +2,7 @@
 // the CPU reference kernels; Constant nodes become initializers. A result much larger than the
 // node's inputs (Tile, Expand, ConstantOfShape, Range, ...) stays computed, unless only further
 // folding reads it and shrinks it again, so the model does not grow by materialised broadcasts.
+// DequantizeLinear is never folded: quantized weights stay quantized.
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -99,6 +100,9 @@ class FoldConstants final : public Pass {
     for (ir::Node* n : g.node_list()) {
       if (!is_pure(*n)) continue;
       if (n->num_inputs() == 0 && !n->is("Constant")) continue;
+      // DequantizeLinear(constant) is a quantized weight: folding it would store the weight in
+      // float (4x the bytes) and lose the quantization a runtime can exploit. It stays computed.
+      if (n->is("DequantizeLinear")) continue;
       bool all_constant = true;
       for (const ir::Value* v : n->inputs()) {
         if (v == nullptr || lookup(env, v) != nullptr) continue;

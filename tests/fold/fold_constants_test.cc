@@ -251,5 +251,25 @@ TEST(FoldConstants, NumericallyEquivalent) {
   EXPECT_EQ(stats.nodes_after, 3);  // MatMul, Add, and the Constant standing for z
 }
 
+// A quantized weight read through DequantizeLinear stays int8 (folding it would store it in
+// float); the scale arithmetic feeding it still folds.
+TEST(FoldConstants, DequantizeLinearOfAnInitializerStaysQuantized) {
+  EXPECT_REWRITES("fold-constants", R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (float[1,2] x) => (float[1,3] y) <int8[2,3] w = {1, -2, 3, -4, 5, -6}, float s0 = {0.25},
+                                        float two = {2}, int8 z = {1}> {
+      s = Mul(s0, two)
+      wf = DequantizeLinear(w, s, z)
+      y = MatMul(x, wf)
+    })",
+                  R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (float[1,2] x) => (float[1,3] y) <int8[2,3] w = {1, -2, 3, -4, 5, -6}, int8 z = {1},
+                                        float s = {0.5}> {
+      wf = DequantizeLinear(w, s, z)
+      y = MatMul(x, wf)
+    })");
+}
+
 }  // namespace
 }  // namespace xopt
