@@ -222,6 +222,19 @@ def cases():
     ], [("x", [3, 5])], ["out"], [numpy_helper.from_array(np.array(0.1, np.float32), "zero")]), {
         "Cast": 1, "Relu": 1, "Greater": 1, "Mul": 1}
 
+    # Attention-style scores without a Softmax: Q . K^T / sqrt(d) and a scaled, transposed A.
+    yield "matmul_scale", model("matmul_scale", [
+        N("Transpose", ["k"], ["kt"], perm=[0, 1, 3, 2]),
+        N("MatMul", ["q", "kt"], ["m"]),
+        N("Div", ["m", "sq"], ["out1"]),
+        N("Mul", ["q", "s"], ["qs"]),
+        N("Transpose", ["qs"], ["qt"], perm=[0, 1, 3, 2]),
+        N("MatMul", ["qt", "k"], ["out2"]),
+    ], [("q", [2, 3, 5, 8]), ("k", [2, 3, 5, 8])], ["out1", "out2"],
+        [numpy_helper.from_array(np.array(2.8284271, np.float32), "sq"),
+         numpy_helper.from_array(np.array(0.7, np.float32), "s")]), {
+        "com.microsoft.FusedMatMul": 2, "MatMul": 0, "Transpose": 0}
+
 
 def run(path, feeds):
     opts = ort.SessionOptions()
