@@ -235,6 +235,27 @@ def cases():
          numpy_helper.from_array(np.array(0.7, np.float32), "s")]), {
         "com.microsoft.FusedMatMul": 2, "MatMul": 0, "Transpose": 0}
 
+    # Pad folded into Conv, MaxPool (after Relu: x >= 0; and with the lowest float as the value)
+    # and AveragePool (count_include_pad set, and one that already counts its own pads).
+    i64 = lambda name, v: numpy_helper.from_array(np.array(v, np.int64), name)
+    yield "pad", model("pad", [
+        N("Pad", ["x", "p"], ["xp"]),
+        N("Conv", ["xp", "w1", "b1"], ["out1"], pads=[0, 1, 0, 0]),
+        N("Relu", ["x"], ["r"]),
+        N("Pad", ["r", "p"], ["rp"]),
+        N("MaxPool", ["rp"], ["out2"], kernel_shape=[3, 3], strides=[3, 2]),
+        N("Pad", ["x", "p", "low"], ["xl"]),
+        N("MaxPool", ["xl"], ["out3"], kernel_shape=[3, 3], strides=[3, 2]),
+        N("Pad", ["x", "p"], ["x3"]),
+        N("AveragePool", ["x3"], ["out4"], kernel_shape=[4, 4]),
+        N("Pad", ["x", "p"], ["x4"]),
+        N("AveragePool", ["x4"], ["out5"], kernel_shape=[3, 3], strides=[3, 2], pads=[1, 0, 0, 1],
+          count_include_pad=1),
+    ], [("x", [2, 4, 7, 6])], ["out1", "out2", "out3", "out4", "out5"],
+        [i64("p", [0, 0, 1, 2, 0, 0, 2, 1]), init("w1", [3, 4, 3, 3]), init("b1", [3]),
+         numpy_helper.from_array(np.array(np.finfo(np.float32).min, np.float32), "low")]), {
+        "Pad": 0, "com.microsoft.FusedConv": 0, "Conv": 1, "MaxPool": 2, "AveragePool": 2}
+
 
 def run(path, feeds):
     opts = ort.SessionOptions()
