@@ -125,13 +125,18 @@ void conv_core(const Window& w, int64_t group, int64_t n_batch, int64_t c_in, in
   const int64_t in_size = product(w.in), out_size = product(w.out), ksize = product(w.kernel);
   const int64_t cg = c_in / group, mg = m_out / group, kdim = cg * ksize;
   const bool pointwise = is_pointwise(w);
-  // Z planned in Y's bytes (the planner's in-place residual): the GEMM accumulates onto it.
+  // Z planned in Y's bytes (the planner's in-place residual): each image's convolution goes to a
+  // staging buffer first and is finished into Y ((conv + bias) + z, the order of the epilogue
+  // below, so the result is bit for bit the one of Z in bytes of its own).
   const bool z_in_y = z != nullptr && z == y;
+  std::unique_ptr<T[]> staged(z_in_y ? new T[static_cast<size_t>(m_out * out_size)] : nullptr);
   // Uninitialised: im2col writes every element.
   std::unique_ptr<T[]> col(pointwise ? nullptr : new T[static_cast<size_t>(kdim * out_size)]);
   // Channels per chunk so that a chunk moves at least ~32K elements.
   const int64_t col_grain = std::max<int64_t>(1, 32768 / std::max<int64_t>(1, ksize * out_size));
+  const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, out_size));
   for (int64_t n = 0; n < n_batch; ++n) {
+    T* y_n = z_in_y ? staged.get() : y + n * m_out * out_size;
     for (int64_t g = 0; g < group; ++g) {
       const T* xg = x + (n * c_in + g * cg) * in_size;
       const T* b = xg;
@@ -142,14 +147,26 @@ void conv_core(const Window& w, int64_t group, int64_t n_batch, int64_t c_in, in
         });
         b = cp;
       }
-      T* yg = y + (n * m_out + g * mg) * out_size;
-      gemm<T>(false, false, mg, out_size, kdim, 1.0, wt + g * mg * kdim, kdim, b, out_size,
-              z_in_y ? 1.0 : 0.0, yg, out_size);
+      gemm<T>(false, false, mg, out_size, kdim, 1.0, wt + g * mg * kdim, kdim, b, out_size, 0.0,
+              y_n + g * mg * out_size, out_size);
     }
+    if (!z_in_y) continue;
+    parallel_for(m_out, grain, [&](int64_t c0, int64_t c1) {
+      for (int64_t c = c0; c < c1; ++c) {
+        T* p = y + (n * m_out + c) * out_size;
+        const T* s = staged.get() + c * out_size;
+        for (int64_t i = 0; i < out_size; ++i) {
+          T v = s[i];
+          if (bias != nullptr) v += bias[c];
+          p[i] = v + p[i];
+        }
+        act.apply(p, out_size);
+      }
+    });
   }
+  if (z_in_y) return;
   if (bias == nullptr && z == nullptr && act.kind == Activation::kIdentity) return;
   const int64_t total = n_batch * m_out;
-  const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, out_size));
   parallel_for(total, grain, [&](int64_t lo, int64_t hi) {
     for (int64_t nm = lo; nm < hi; ++nm) {
       T* p = y + nm * out_size;
@@ -157,7 +174,7 @@ void conv_core(const Window& w, int64_t group, int64_t n_batch, int64_t c_in, in
         const T bv = bias[nm % m_out];
         for (int64_t i = 0; i < out_size; ++i) p[i] += bv;
       }
-      if (z != nullptr && !z_in_y) {
+      if (z != nullptr) {
         const T* zp = z + nm * out_size;
         for (int64_t i = 0; i < out_size; ++i) p[i] += zp[i];
       }
