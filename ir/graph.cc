@@ -386,7 +386,12 @@ int64_t Graph::opset(const std::string& domain) const {
 }
 
 void Graph::require_opset(const std::string& domain, int64_t version) {
-  if (opset(domain) == 0) opsets_.emplace_back(domain, version);
+  for (auto& [dom, ver] : opsets_) {
+    if (dom != domain && !(domain.empty() && dom == "ai.onnx")) continue;
+    ver = std::max(ver, version);
+    return;
+  }
+  opsets_.emplace_back(domain, version);
 }
 
 // ---- Model ----

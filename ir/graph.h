@@ -284,7 +284,7 @@ class Graph {
   // opset_import of the enclosing model, in order.
   const std::vector<std::pair<std::string, int64_t>>& opset_imports() const { return opsets_; }
   int64_t opset(const std::string& domain) const;  // 0 when not imported
-  // Adds a domain import (e.g. com.microsoft 1) if missing.
+  // Adds a domain import (e.g. com.microsoft 1) if missing, or raises an older one to `version`.
   void require_opset(const std::string& domain, int64_t version);
 
   // GraphProto fields we do not model (name, doc_string, unknown fields).

@@ -1,6 +1,9 @@
 // Clip(x + 3, 0, 6) / 6  ==>  HardSigmoid(x) <alpha = 1/6, beta = 0.5>;
-// x * Clip(x + 3, 0, 6) / 6  ==>  HardSwish(x) (opset >= 14; before, HardSigmoid and the Mul);
-// x * HardSigmoid(x) <alpha = 1/6, beta = 0.5>  ==>  HardSwish(x) (opset >= 14).
+// x * Clip(x + 3, 0, 6) / 6  ==>  HardSwish(x);
+// x * HardSigmoid(x) <alpha = 1/6, beta = 0.5>  ==>  HardSwish(x).
+//
+// HardSwish needs opset 14: an older model is raised to 14 where every node in it keeps its meaning
+// (fuse/opset_upgrade.h); where not, x * Clip(x + 3, 0, 6) / 6 becomes x * HardSigmoid(x).
 //
 // The written-out forms are how MobileNetV3-style models come out of exporters that have no
 // HardSwish (Paddle2ONNX, PyTorch before opset 14, TF converters). The division by 6 may be a Mul
@@ -13,6 +16,7 @@
 
 #include "passes/fuse/fuse_util.h"
 #include "passes/fuse/node_rewrite_pass.h"
+#include "passes/fuse/opset_upgrade.h"
 #include "passes/fuse/xfmr_match.h"
 #include "passes/pass_registry.h"
 #include "passes/rewrite.h"
@@ -70,8 +74,7 @@ class FuseHardSwish final : public fuse::NodeRewritePass {
   bool rewrite(ir::Graph& g, ir::Node* n, std::unordered_set<const ir::Node*>& removed,
                PassContext& ctx) override {
     if (n->num_outputs() < 1 || n->output(0)->dtype() != ir::DType::kFloat) return false;
-    const bool has_hard_swish = n->opset() >= 14;
-    if (is_onnx_op(*n, "Mul")) return from_hard_sigmoid(g, n, removed, ctx, has_hard_swish);
+    if (is_onnx_op(*n, "Mul")) return from_hard_sigmoid(g, n, removed, ctx);
     if (!is_onnx_op(*n, "Clip") || n->opset() < 6) return false;
     // Clip(x + 3, 0, 6).
     auto bounds = clip_bounds(*n);
@@ -109,7 +112,7 @@ class FuseHardSwish final : public fuse::NodeRewritePass {
       fuse::replace_chain(g, "HardSigmoid", "", {x}, hard_sigmoid_attrs(), result, chain, n,
                           removed);
       ctx.count("HardSigmoid");
-    } else if (has_hard_swish) {
+    } else if (hard_swish_available(g, ctx)) {
       fuse::replace_chain(g, "HardSwish", "", {x}, {}, result, chain, n, removed);
       ctx.count("HardSwish");
     } else {
@@ -126,6 +129,15 @@ class FuseHardSwish final : public fuse::NodeRewritePass {
   }
 
  private:
+  // True when the model has HardSwish (opset 14), after raising its opset if need be.
+  bool hard_swish_available(ir::Graph& g, PassContext& ctx) {
+    if (g.opset("") >= 14) return true;
+    if (model_ == nullptr || !fuse::opset_upgrade_blocker(*model_, 14).empty()) return false;
+    fuse::upgrade_default_opset(*model_, 14);
+    ctx.count("opset-upgrade");
+    return true;
+  }
+
   static std::vector<onnx::AttributeProto> hard_sigmoid_attrs() {
     onnx::AttributeProto alpha, beta;
     alpha.set_name("alpha");
@@ -138,10 +150,9 @@ class FuseHardSwish final : public fuse::NodeRewritePass {
   }
 
   // Mul(x, HardSigmoid(x) <1/6, 0.5>), either order  ==>  HardSwish(x).
-  static bool from_hard_sigmoid(ir::Graph& g, ir::Node* mul,
-                                std::unordered_set<const ir::Node*>& removed, PassContext& ctx,
-                                bool has_hard_swish) {
-    if (!has_hard_swish || mul->num_inputs() != 2) return false;
+  bool from_hard_sigmoid(ir::Graph& g, ir::Node* mul, std::unordered_set<const ir::Node*>& removed,
+                         PassContext& ctx) {
+    if (mul->num_inputs() != 2) return false;
     for (size_t i = 0; i < 2; ++i) {
       ir::Value* x = mul->input(i);
       ir::Value* s = mul->input(1 - i);
@@ -151,7 +162,7 @@ class FuseHardSwish final : public fuse::NodeRewritePass {
         continue;
       if (!near(hs->attr_float("alpha", 0.2f), kSixth, 1e-4) ||
           !near(hs->attr_float("beta", 0.5f), 0.5, 1e-6) ||
-          !(mul->output(0)->shape() == x->shape()))
+          !(mul->output(0)->shape() == x->shape()) || !hard_swish_available(g, ctx))
         continue;
       fuse::replace_chain(g, "HardSwish", "", {x}, {}, mul->output(0), {mul, hs}, mul, removed);
       ctx.count("HardSwish");

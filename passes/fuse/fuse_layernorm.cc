@@ -1,16 +1,23 @@
 // d = x - ReduceMean(x); y = d / Sqrt(ReduceMean(d^2) + eps) [* gamma] [+ beta], over trailing axes
-// ==> LayerNormalization(x, gamma, beta, axis, epsilon)   (ONNX opset 17 and later only)
+// ==> LayerNormalization(x, gamma, beta, axis, epsilon)   (ONNX opset 17)
 //
 // Variants: d*d for d^2; Reciprocal(Sqrt(.)) * d or Pow(., -0.5) * d for the division; Pow(., 0.5)
-// for Sqrt; the centered value computed by two identical Subs; no gamma and/or no beta. Before
-// opset 17 the pass does not apply: ONNX has no LayerNormalization there and onnxruntime's
-// com.microsoft domain has none either (its old LayerNormalization lives in the ONNX domain, which
-// the checker rejects), so the decomposed form stays.
+// for Sqrt; the centered value computed by two identical Subs; no gamma and/or no beta.
+//
+// Before opset 17 ONNX has no LayerNormalization, and onnxruntime's com.microsoft domain has none
+// either: its old LayerNormalization is registered in the ONNX domain (version 1), which the ONNX
+// checker rejects, and SkipLayerNormalization needs a skip input. So when a pattern matches in an
+// older model, the model's default-domain opset is raised to 17 where every node in it keeps its
+// meaning (fuse/opset_upgrade.h: unchanged schemas, type-only changes, the opset-13 attribute ->
+// input moves rewritten); the result is plain ONNX 17 that the checker, onnxruntime and every
+// other opset-17 runtime accept. Where some node would change meaning, the model keeps its opset
+// and the decomposed form stays.
 #include <algorithm>
 #include <numeric>
 #include <unordered_set>
 #include <vector>
 
+#include "passes/fuse/opset_upgrade.h"
 #include "passes/fuse/xfmr_match.h"
 #include "passes/pass_registry.h"
 #include "passes/rewrite.h"
@@ -71,7 +78,7 @@ class FuseLayerNorm final : public Pass {
 
   Result<bool> run(ir::Model& model, PassContext& ctx) override {
     ir::Graph& g = *model.graph;
-    if (g.opset("") < 17) return false;
+    if (g.opset("") < 11) return false;  // no upgrade from there (fuse/opset_upgrade.h)
     bool shapes_ready = false;
     bool changed = false;
     std::unordered_set<const ir::Node*> removed;
@@ -84,6 +91,11 @@ class FuseLayerNorm final : public Pass {
       }
       auto m = match(n);
       if (!m) continue;
+      if (g.opset("") < 17) {
+        if (!fuse::opset_upgrade_blocker(model, 17).empty()) return changed;
+        fuse::upgrade_default_opset(model, 17);
+        ctx.count("opset-upgrade");
+      }
       rewrite(g, *m, removed, pool);
       ctx.count("LayerNormalization");
       changed = true;
@@ -298,7 +310,7 @@ class FuseLayerNorm final : public Pass {
 
 XOPT_REGISTER_PASS(FuseLayerNorm,
                    "fuses the decomposed mean/variance chain over trailing axes into "
-                   "LayerNormalization (opset >= 17)",
+                   "LayerNormalization (raising the model to opset 17 where every node allows)",
                    {{"fuse", 10}});
 
 }  // namespace xopt::passes

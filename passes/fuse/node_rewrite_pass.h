@@ -15,6 +15,7 @@ class NodeRewritePass : public Pass {
 
   Result<bool> run(ir::Model& model, PassContext& ctx) final {
     XOPT_RETURN_IF_ERROR(ctx.require_shapes(model));
+    model_ = &model;
     ir::Graph& g = *model.graph;
     std::unordered_set<const ir::Node*> removed;
     bool changed = false;
@@ -32,6 +33,9 @@ class NodeRewritePass : public Pass {
   // the pass's own name (one per rewrite, counted by run) are the rewrite's to add.
   virtual bool rewrite(ir::Graph& g, ir::Node* root, std::unordered_set<const ir::Node*>& removed,
                        PassContext& ctx) = 0;
+
+  // The model being rewritten, for rewrites that change model-level facts (the opset import).
+  ir::Model* model_ = nullptr;
 };
 
 }  // namespace xopt::passes::fuse

@@ -186,9 +186,11 @@ def cases():
          numpy_helper.from_array(np.array(1.702, np.float32), "k")], opset=13), {
         "com.microsoft.QuickGelu": 2, "Sigmoid": 0, "Mul": 0}
 
-    # HardSwish written out (Paddle2ONNX, opset 14: one HardSwish; opset 11: HardSigmoid + Mul) and
-    # the hard-sigmoid gate Clip(x + 3, 0, 6) * (1/6) (HardSigmoid, which joins the Conv).
-    def hard_swish(opset):
+    # HardSwish written out (Paddle2ONNX; opset 14: one HardSwish; opset 12: raised to 14, one
+    # HardSwish; opset 11 with a Softmax over channels, which opset 13 changed: HardSigmoid + Mul)
+    # and the hard-sigmoid gate Clip(x + 3, 0, 6) * (1/6) (HardSigmoid, which joins the Conv).
+    def hard_swish(opset, softmax_axis=None):
+        extra = [] if softmax_axis is None else [N("Softmax", ["out1"], ["out3"], axis=softmax_axis)]
         c = lambda name, v: numpy_helper.from_array(np.array(v, np.float32), name)
         return model(f"hard_swish_{opset}", [
             N("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]),
@@ -200,12 +202,14 @@ def cases():
             N("Add", ["three", "c2"], ["a2"]),
             N("Clip", ["a2", "zero", "six"], ["r2"]),
             N("Mul", ["r2", "sixth"], ["out2"]),
-        ], [("x", [2, 4, 6, 6])], ["out1", "out2"],
+        ] + extra, [("x", [2, 4, 6, 6])], ["out1", "out2"] + (["out3"] if extra else []),
             [init("w1", [3, 4, 3, 3], -2, 2), init("b1", [3]), init("w2", [3, 4, 1, 1], -2, 2),
              c("three", 3.0), c("zero", 0.0), c("six", 6.0), c("sixth", 1 / 6)], opset=opset)
     yield "hard_swish_14", hard_swish(14), {
         "HardSwish": 1, "com.microsoft.FusedConv": 1, "Clip": 0, "Div": 0, "Add": 0}
-    yield "hard_swish_11", hard_swish(11), {
+    yield "hard_swish_12", hard_swish(12), {
+        "HardSwish": 1, "com.microsoft.FusedConv": 1, "Clip": 0, "Div": 0, "Add": 0}
+    yield "hard_swish_11", hard_swish(11, softmax_axis=1), {
         "HardSigmoid": 1, "Mul": 1, "com.microsoft.FusedConv": 1, "Clip": 0, "Div": 0, "Add": 0}
 
     # Cast chains: float -> double -> float (gone), float -> float (gone), bool -> int32 -> float
@@ -256,6 +260,27 @@ def cases():
          numpy_helper.from_array(np.array(np.finfo(np.float32).min, np.float32), "low")]), {
         "Pad": 0, "com.microsoft.FusedConv": 0, "Conv": 1, "MaxPool": 2, "AveragePool": 2}
 
+    # LayerNorm written out at opset 12: the model is raised to opset 17 (Squeeze's and Split's
+    # attributes become inputs, the Softmax over the last axis says so) and LayerNormalization used.
+    f32 = lambda name, v: numpy_helper.from_array(np.array(v, np.float32), name)
+    yield "layernorm_opset12", model("layernorm_opset12", [
+        N("ReduceMean", ["x"], ["mean"], axes=[-1]),
+        N("Sub", ["x", "mean"], ["d"]),
+        N("Pow", ["d", "two"], ["p"]),
+        N("ReduceMean", ["p"], ["var"], axes=[-1]),
+        N("Add", ["var", "eps"], ["ve"]),
+        N("Sqrt", ["ve"], ["sd"]),
+        N("Div", ["d", "sd"], ["n"]),
+        N("Mul", ["n", "gamma"], ["g"]),
+        N("Add", ["g", "beta"], ["out1"]),
+        N("ReduceMax", ["x"], ["u"], axes=[1]),
+        N("Squeeze", ["u"], ["out2"], axes=[1]),
+        N("Softmax", ["out1"], ["out3"], axis=2),
+        N("Split", ["out1"], ["out4", "out5"], axis=2, split=[3, 5]),
+    ], [("x", [2, 3, 8])], ["out1", "out2", "out3", "out4", "out5"],
+        [f32("two", 2.0), f32("eps", 1e-5), init("gamma", [8]), init("beta", [8])], opset=12), {
+        "LayerNormalization": 1, "ReduceMean": 0, "Squeeze": 1, "Softmax": 1, "Split": 1}
+
 
 def run(path, feeds):
     opts = ort.SessionOptions()
@@ -285,7 +310,8 @@ def main():
         same = all(close(g, w) for g, w in zip(got, want))
         diff = max(float(np.max(np.abs(g - w))) for g, w in zip(got, want))
         fused = all(ops.get(op, 0) == n for op, n in expect.items())
-        print(f"{name}: {len(m.graph.node)} -> {len(opt.graph.node)} nodes {dict(ops)}; "
+        opset = {o.domain or "ai.onnx": o.version for o in opt.opset_import}["ai.onnx"]
+        print(f"{name}: {len(m.graph.node)} -> {len(opt.graph.node)} nodes {dict(ops)}, opset {opset}; "
               f"onnxruntime {'matches' if same else 'DIFFERS'} (max abs diff {diff:.3g})"
               f"{'' if fused else '; UNEXPECTED op counts, wanted ' + str(expect)}")
         failed = failed or not same or not fused

@@ -35,8 +35,8 @@ TEST(FuseHardSwish, WrittenOutFormsBecomeOneNode) {
     })");
 }
 
-// Before opset 14 (no HardSwish): x * HardSigmoid(x), two nodes for four; Clip's bounds are
-// attributes before opset 11.
+// Below opset 11 the model is not raised to 14 (fuse/opset_upgrade.h): x * HardSigmoid(x), two
+// nodes for four; Clip's bounds are attributes before opset 11.
 TEST(FuseHardSwish, BeforeOpset14KeepsTheMul) {
   EXPECT_REWRITES("fuse-hard-swish", R"(
     <ir_version: 5, opset_import: ["" : 10]>
@@ -52,6 +52,32 @@ TEST(FuseHardSwish, BeforeOpset14KeepsTheMul) {
       c_hsig = HardSigmoid <alpha: float = 0.16666667, beta: float = 0.5> (x)
       y = Mul(x, c_hsig)
     })");
+}
+
+// At opset 12 the model is raised to 14 (every node keeps its meaning) for HardSwish; the
+// Squeeze's axes attribute becomes an input on the way (opset 13).
+TEST(FuseHardSwish, Opset12IsRaisedTo14) {
+  const char* text = R"(
+    <ir_version: 7, opset_import: ["" : 12]>
+    g (float[2,1,4] x) => (float[2,4] y) <float three = {3}, float zero = {0}, float six = {6}> {
+      a = Add(x, three)
+      c = Clip(a, zero, six)
+      m = Mul(c, x)
+      h = Div(m, six)
+      y = Squeeze <axes = [1]> (h)
+    })";
+  EXPECT_REWRITES("fuse-hard-swish", text, R"(
+    <ir_version: 7, opset_import: ["" : 14]>
+    g (float[2,1,4] x) => (float[2,4] y) <int64[1] y_axes = {1}> {
+      h = HardSwish(x)
+      y = Squeeze(h, y_axes)
+    })");
+  ir::Model m = test::parse_text(text);
+  passes::PassManager pm;
+  ASSERT_TRUE(pm.add_pipeline("fuse-hard-swish").is_ok());
+  passes::PassContext ctx;
+  ASSERT_TRUE(pm.run(m, ctx).is_ok());
+  EXPECT_EQ(m.graph->opset(""), 14);
 }
 
 // PyTorch's hardswish exported below opset 14 and upgraded: x * HardSigmoid(x) <1/6, 0.5>.
@@ -101,6 +127,16 @@ TEST(FuseHardSwish, DoesNotApply) {
       a7 = Add(d, d3)
       c7 = Clip(a7, d0, d6)
       y7 = Div(c7, d6)
+    })");
+}
+
+// x * HardSigmoid(x) stays where HardSwish is missing and the opset cannot be raised (below 11).
+TEST(FuseHardSwish, NoHardSwishBelowOpset11) {
+  EXPECT_NOT_APPLIED("fuse-hard-swish", R"(
+    <ir_version: 5, opset_import: ["" : 10]>
+    g (float[2,5] x) => (float[2,5] y) {
+      h = HardSigmoid <alpha: float = 0.16666667> (x)
+      y = Mul(h, x)
     })");
 }
 

@@ -139,18 +139,75 @@ TEST(FuseLayerNorm, MismatchedAxesDoNotApply) {
     })");
 }
 
-// Before opset 17 there is no LayerNormalization to fuse into.
-TEST(FuseLayerNorm, OldOpsetDoesNotApply) {
-  EXPECT_NOT_APPLIED("fuse-layernorm", R"(
-    <ir_version: 8, opset_import: ["" : 16]>
-    g (float[2,8] x) => (float[2,8] y) <float two = {2.0}, float eps = {1e-5}> {
+// Before opset 17 (no LayerNormalization): the model is raised to opset 17, which keeps the
+// meaning of every node in it. Squeeze's and Split's attributes become inputs (opset 13), Softmax
+// over the last axis gets an explicit axis, the ReduceMax and Relu cross type-only changes.
+constexpr const char* kOpset12 = R"(
+  <ir_version: 7, opset_import: ["" : 12]>
+  g (float[2,3,8] x) => (float[2,3,8] y, float[2,8] s, float[2,3,8] sm, float[2,3,4] a,
+                         float[2,3,4] b)
+    <float two = {2.0}, float eps = {1e-5}> {
+    mean = ReduceMean <axes = [-1]> (x)
+    d = Sub(x, mean)
+    p = Pow(d, two)
+    var = ReduceMean <axes = [-1]> (p)
+    ve = Add(var, eps)
+    sd = Sqrt(ve)
+    y = Div(d, sd)
+    u = ReduceMax <axes = [1]> (x)
+    r = Relu(u)
+    s = Squeeze <axes = [1]> (r)
+    sm = Softmax <axis = 2> (y)
+    a, b = Split <axis = 2, split = [4, 4]> (y)
+  })";
+
+TEST(FuseLayerNorm, OldOpsetIsRaisedTo17) {
+  EXPECT_FUSES("fuse-layernorm", kOpset12, R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[2,3,8] x) => (float[2,3,8] y, float[2,8] s, float[2,3,8] sm, float[2,3,4] a,
+                           float[2,3,4] b)
+      <int64[1] s_axes = {1}, int64[2] a_split = {4, 4},
+       float[8] y_scale = {1, 1, 1, 1, 1, 1, 1, 1}> {
+      y = LayerNormalization <axis = -1, epsilon: float = 1e-5> (x, y_scale)
+      u = ReduceMax <axes = [1]> (x)
+      r = Relu(u)
+      s = Squeeze(r, s_axes)
+      sm = Softmax <axis = -1> (y)
+      a, b = Split <axis = 2> (y, a_split)
+    })");
+  ir::Model m = test::parse_text(kOpset12);
+  passes::PassManager pm;
+  ASSERT_TRUE(pm.add_pipeline("fuse-layernorm").is_ok());
+  passes::PassContext ctx;
+  passes::PipelineStats stats;
+  ASSERT_TRUE(pm.run(m, ctx, &stats).is_ok());
+  EXPECT_EQ(m.graph->opset(""), 17);
+  EXPECT_EQ(m.shell.ir_version(), 8);
+  EXPECT_EQ(test::counter(stats, "fuse-layernorm", "opset-upgrade"), 1);
+  test::expect_numerically_equal("fuse-layernorm", kOpset12);
+}
+
+// Where a node would change meaning at opset 17 (a Softmax over a leading axis: before 13 it
+// flattens the trailing dims) or the model is below opset 11, the opset stays and nothing fuses.
+TEST(FuseLayerNorm, OldOpsetThatCannotBeRaisedDoesNotApply) {
+  const std::string chain = R"(
       mean = ReduceMean <axes = [-1]> (x)
       d = Sub(x, mean)
       p = Pow(d, two)
       var = ReduceMean <axes = [-1]> (p)
       ve = Add(var, eps)
       sd = Sqrt(ve)
-      y = Div(d, sd)
+      y = Div(d, sd))";
+  EXPECT_NOT_APPLIED("fuse-layernorm", R"(
+    <ir_version: 7, opset_import: ["" : 12]>
+    g (float[2,3,8] x) => (float[2,3,8] y, float[2,3,8] sm) <float two = {2.0}, float eps = {1e-5}> {)" +
+                                           chain + R"(
+      sm = Softmax <axis = 1> (x)
+    })");
+  EXPECT_NOT_APPLIED("fuse-layernorm", R"(
+    <ir_version: 5, opset_import: ["" : 10]>
+    g (float[2,3,8] x) => (float[2,3,8] y) <float two = {2.0}, float eps = {1e-5}> {)" +
+                                           chain + R"(
     })");
 }
 
