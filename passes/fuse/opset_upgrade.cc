@@ -177,9 +177,9 @@ void upgrade_default_opset(ir::Model& model, int64_t target) {
   for (ir::Node* n : g.node_list()) {
     if (!n->domain().empty() && n->domain() != "ai.onnx") continue;
     const std::string& op = n->op_type();
-    if (from < 13 && is_softmax_family(op)) {
+    if (from < 13 && target >= 13 && is_softmax_family(op)) {
       n->set_attr("axis", int64_t{-1});
-    } else if (from < 13 && attribute_to_input(op) != nullptr &&
+    } else if (from < 13 && target >= 13 && attribute_to_input(op) != nullptr &&
                n->has_attr(attribute_to_input(op))) {
       const char* attr = attribute_to_input(op);
       const std::vector<int64_t> values = n->attr_ints(attr);
@@ -187,7 +187,7 @@ void upgrade_default_opset(ir::Model& model, int64_t target) {
       std::copy(values.begin(), values.end(), t.mutable_data<int64_t>());
       n->remove_attr(attr);
       n->set_input(1, g.add_initializer(n->output(0)->name() + "_" + attr, std::move(t)));
-    } else if (from < 12 && op == "Dropout") {
+    } else if (from < 12 && target >= 12 && op == "Dropout") {
       n->remove_attr("ratio");
     }
   }

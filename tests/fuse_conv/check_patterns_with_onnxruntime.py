@@ -2,7 +2,8 @@
 """Runs xopt --passes=fold,fuse on small models covering every rewrite of the fold and conv/gemm
 fusion passes (and the activation, Pad, Cast and FusedMatMul fusions), and checks each result with onnx's checker and onnxruntime (CPU, its own graph
 optimizations off) against the original: same outputs within rtol 1e-4 of their scale / atol 1e-5
-(close() below), and the expected fused ops present.
+(close() below), the expected fused ops present, and no more nodes than onnxruntime's own
+extended optimization leaves.
 
 Usage: check_patterns_with_onnxruntime.py PATH/TO/xopt [WORK_DIR]
 """
@@ -282,6 +283,16 @@ def cases():
         "LayerNormalization": 1, "ReduceMean": 0, "Squeeze": 1, "Softmax": 1, "Split": 1}
 
 
+def ort_extended_nodes(path, out_path):
+    """Node count of onnxruntime's own offline optimization (ORT_ENABLE_EXTENDED, CPU)."""
+    opts = ort.SessionOptions()
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
+    opts.optimized_model_filepath = out_path
+    opts.log_severity_level = 3
+    ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
+    return len(onnx.load(out_path).graph.node)
+
+
 def run(path, feeds):
     opts = ort.SessionOptions()
     opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
@@ -310,11 +321,14 @@ def main():
         same = all(close(g, w) for g, w in zip(got, want))
         diff = max(float(np.max(np.abs(g - w))) for g, w in zip(got, want))
         fused = all(ops.get(op, 0) == n for op, n in expect.items())
+        ort_nodes = ort_extended_nodes(src, os.path.join(work, name + ".ort.onnx"))
         opset = {o.domain or "ai.onnx": o.version for o in opt.opset_import}["ai.onnx"]
-        print(f"{name}: {len(m.graph.node)} -> {len(opt.graph.node)} nodes {dict(ops)}, opset {opset}; "
+        at_most_ort = len(opt.graph.node) <= ort_nodes
+        print(f"{name}: {len(m.graph.node)} -> {len(opt.graph.node)} nodes {dict(ops)}, opset {opset} "
+              f"(onnxruntime extended: {ort_nodes}{'' if at_most_ort else ', FEWER: xopt left more'}); "
               f"onnxruntime {'matches' if same else 'DIFFERS'} (max abs diff {diff:.3g})"
               f"{'' if fused else '; UNEXPECTED op counts, wanted ' + str(expect)}")
-        failed = failed or not same or not fused
+        failed = failed or not same or not fused or not at_most_ort
     return 1 if failed else 0
 
 
