@@ -282,6 +282,42 @@ def cases():
         [f32("two", 2.0), f32("eps", 1e-5), init("gamma", [8]), init("beta", [8])], opset=12), {
         "LayerNormalization": 1, "ReduceMean": 0, "Squeeze": 1, "Softmax": 1, "Split": 1}
 
+    # The fusions together in a Paddle2ONNX-style recognizer block at opset 11: Pad + Conv + BN +
+    # hard_swish, a hard-sigmoid SE gate, a written-out LayerNorm (the model is raised to 17), a
+    # scaled attention (fuse-attention keeps it), a Swish MLP and a float -> double -> float Cast.
+    C, H, W, D = 8, 4, 16, 8
+    yield "ocr_block", model("ocr_block", [
+        N("Pad", ["x", "pads"], ["xp"]),
+        N("Conv", ["xp", "w1"], ["c1"]),
+        bn("n1", "c1", "bn"),
+        N("Add", ["bn", "three"], ["a1"]), N("Clip", ["a1", "zero", "six"], ["r1"]),
+        N("Mul", ["bn", "r1"], ["m1"]), N("Div", ["m1", "six"], ["hs"]),
+        N("GlobalAveragePool", ["hs"], ["gp"]), N("Conv", ["gp", "w2", "b2"], ["se"]),
+        N("Add", ["se", "three"], ["a2"]), N("Clip", ["a2", "zero", "six"], ["r2"]),
+        N("Div", ["r2", "six"], ["gate"]), N("Mul", ["hs", "gate"], ["f"]),
+        N("Reshape", ["f", "shape"], ["seq0"]), N("Transpose", ["seq0"], ["seq"], perm=[0, 2, 1]),
+        N("ReduceMean", ["seq"], ["mu"], axes=[-1]), N("Sub", ["seq", "mu"], ["d"]),
+        N("Pow", ["d", "two"], ["d2"]), N("ReduceMean", ["d2"], ["var"], axes=[-1]),
+        N("Add", ["var", "eps"], ["ve"]), N("Sqrt", ["ve"], ["sd"]), N("Div", ["d", "sd"], ["nrm"]),
+        N("Mul", ["nrm", "g"], ["ng"]), N("Add", ["ng", "be"], ["ln"]),
+        N("MatMul", ["ln", "wq"], ["q"]), N("MatMul", ["ln", "wk"], ["k"]),
+        N("MatMul", ["ln", "wv"], ["vv"]),
+        N("Transpose", ["k"], ["kt"], perm=[0, 2, 1]), N("MatMul", ["q", "kt"], ["qk"]),
+        N("Mul", ["qk", "scale"], ["qks"]), N("Softmax", ["qks"], ["p"], axis=2),
+        N("MatMul", ["p", "vv"], ["att"]), N("Add", ["att", "seq"], ["res"]),
+        N("MatMul", ["res", "wf"], ["h1"]), N("Sigmoid", ["h1"], ["sg"]),
+        N("Mul", ["h1", "sg"], ["sw"]),
+        N("Cast", ["sw"], ["sd64"], to=TensorProto.DOUBLE),
+        N("Cast", ["sd64"], ["out"], to=TensorProto.FLOAT),
+    ], [("x", [1, 3, H, W])], ["out"],
+        [i64("pads", [0, 0, 1, 1, 0, 0, 1, 1]), init("w1", [C, 3, 3, 3])] + bn_inits("n1", C) +
+        [f32("three", 3.0), f32("zero", 0.0), f32("six", 6.0), init("w2", [C, C, 1, 1]),
+         init("b2", [C]), i64("shape", [1, C, H * W]), f32("two", 2.0), f32("eps", 1e-5),
+         init("g", [C]), init("be", [C]), init("wq", [C, D]), init("wk", [C, D]),
+         init("wv", [C, C]), f32("scale", 1 / np.sqrt(D)), init("wf", [C, C])], opset=11), {
+        "Pad": 0, "BatchNormalization": 0, "HardSwish": 1, "LayerNormalization": 1,
+        "com.microsoft.MultiHeadAttention": 1, "com.microsoft.QuickGelu": 1, "Cast": 0}
+
 
 def ort_extended_nodes(path, out_path):
     """Node count of onnxruntime's own offline optimization (ORT_ENABLE_EXTENDED, CPU)."""
