@@ -32,9 +32,10 @@ bool is_pointwise(const ir::Node& n, const std::vector<int64_t>& kernel) {
          all_equal(n.attr_ints("pads"), 0);
 }
 
-// com.microsoft MultiHeadAttention: the score matrices of every (batch, head) pair of one batch
-// chunk, plus Q, K and V split into heads when a bias has to be added first
-// (executor/cuda/kernels/attention.cc).
+// com.microsoft MultiHeadAttention: for one batch chunk, the score matrices of every (batch, head)
+// pair, Q, K and V split into heads when a bias has to be added first or the batch is larger than
+// 1 (K and V go to present outputs instead when those are asked for), and at batch > 1 the output
+// heads before they are gathered (executor/cuda/kernels/attention.cc).
 Result<size_t> attention_workspace_bytes(const ir::Node& n) {
   const ir::Value* q = n.input(0);
   const ir::Value* k = n.input(1);
@@ -53,13 +54,16 @@ Result<size_t> attention_workspace_bytes(const ir::Node& n) {
   const int64_t l = kv4 ? kd[2] : kd[1];
   const int64_t hv = kv4 ? vd[3] : vd.back() / heads;
   const bool bias = n.input(3) != nullptr;
+  const bool present_k = n.num_outputs() > 1 && n.output(1) != nullptr;
+  const bool present_v = n.num_outputs() > 2 && n.output(2) != nullptr;
+  const bool batched = b > 1;  // heads split and gathered so one call covers a chunk
   const size_t f = ir::dtype_size(q->dtype());
-  // Elements per batch item of each buffer: scores, then the split Q, K and V.
+  // Elements per batch item of each buffer: scores, the split Q, K and V, the output heads.
   std::vector<int64_t> items = {heads * s * l};
-  if (bias) {
-    items.push_back(heads * s * h);
-    if (!kv4) items.insert(items.end(), {heads * l * h, heads * l * hv});
-  }
+  if (bias || batched) items.push_back(heads * s * h);
+  if (!kv4 && (bias || batched) && !present_k) items.push_back(heads * l * h);
+  if (!kv4 && (bias || batched) && !present_v) items.push_back(heads * l * hv);
+  if (batched) items.push_back(heads * s * hv);
   size_t per_item = 0;
   for (int64_t e : items) per_item += static_cast<size_t>(e) * f;
   const int64_t chunk = attention_batch_chunk(b, per_item);

@@ -28,7 +28,7 @@ Result<size_t> node_workspace_bytes(const ir::Node& n);
 // matrices, and Q/K/V split into heads when a bias is added first) stays within
 // kAttentionChunkBytes: the largest divisor of `batch` whose chunk of `bytes_per_item` fits, at
 // least 1. The CUDA kernel and the workspace model above both use it, so plan and executor agree.
-inline constexpr size_t kAttentionChunkBytes = size_t{8} << 20;
+inline constexpr size_t kAttentionChunkBytes = size_t{16} << 20;
 int64_t attention_batch_chunk(int64_t batch, size_t bytes_per_item);
 
 struct Workspace {

@@ -134,18 +134,18 @@ TEST(CudaMultiHeadAttention, QueryWithEveryKeyMaskedGivesZeros) {
 }
 
 TEST(CudaMultiHeadAttention, BatchRunsInChunks) {
-  // 2 MiB of scores per item: planner::attention_batch_chunk runs the 6 items as 2 chunks of 3.
+  // 3.1 MiB of scores per item: planner::attention_batch_chunk runs the 6 items as 2 chunks of 3.
   // Masks, a per-item attention_bias and present outputs must follow each chunk's items.
-  const std::string qkv = "float[6,512,16] q, float[6,512,16] k, float[6,512,16] v, float[48] bias";
+  const std::string qkv = "float[6,640,16] q, float[6,640,16] k, float[6,640,16] v, float[48] bias";
   test::CudaCase c;
-  c.inputs["m"] = ir::Tensor::of<int32_t>({12}, {512, 300, 17, 512, 1, 256, 0, 5, 0, 9, 0, 100});
+  c.inputs["m"] = ir::Tensor::of<int32_t>({12}, {640, 300, 17, 640, 1, 256, 0, 5, 0, 9, 0, 100});
   expect_cuda_matches_cpu(
-      model(qkv + ", int32[12] m, float[6,1,512,512] ab",
-            "float[6,512,16] y, float[6,2,512,8] pk, float[6,2,512,8] pv",
+      model(qkv + ", int32[12] m, float[6,1,640,640] ab",
+            "float[6,640,16] y, float[6,2,640,8] pk, float[6,2,640,8] pv",
             "y, pk, pv = com.microsoft.MultiHeadAttention <num_heads = 2> (q, k, v, bias, m, ab)"),
       c);
   expect_cuda_matches_cpu(
-      model("float[6,512,16] q, float[6,512,16] k, float[6,512,16] v", "float[6,512,16] y",
+      model("float[6,640,16] q, float[6,640,16] k, float[6,640,16] v", "float[6,640,16] y",
             "y = com.microsoft.MultiHeadAttention <num_heads = 2, unidirectional = 1> (q, k, v)"));
 }
 

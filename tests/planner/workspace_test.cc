@@ -89,38 +89,47 @@ TEST(Workspace, AsymmetricPadsAddAPaddedInput) {
   EXPECT_EQ(*node_workspace_bytes(*b.last()), size_t{2048} + im2col);
 }
 
-// What the CUDA kernel takes: every (batch, head) score matrix, and with a bias Q, K and V split
-// into heads first.
+// What the CUDA kernel takes: every (batch, head) score matrix; with a bias Q, K and V split into
+// heads first; at batch > 1 the heads split and the output heads gathered, so that one
+// strided-batched product covers every (batch, head) pair.
 TEST(Workspace, MultiHeadAttentionNeedsItsScoreMatrices) {
   GraphBuilder b;
-  ir::Value* q = b.input("q", {2, 10, 64});  // B 2, S 10, 4 heads of 16
-  ir::Value* k = b.input("k", {2, 12, 64});  // L 12
-  ir::Value* v = b.input("v", {2, 12, 64});
-  b.op("MultiHeadAttention", {q, k, v}, "y", {2, 10, 64}, "com.microsoft");
+  ir::Value* q = b.input("q", {1, 10, 64});  // B 1, S 10, 4 heads of 16
+  ir::Value* k = b.input("k", {1, 12, 64});  // L 12
+  ir::Value* v = b.input("v", {1, 12, 64});
+  b.op("MultiHeadAttention", {q, k, v}, "y", {1, 10, 64}, "com.microsoft");
   b.last()->set_attr("num_heads", int64_t{4});
-  const size_t scores = 2 * 4 * 10 * 12 * 4;  // 3840, already 256-aligned
-  EXPECT_EQ(*node_workspace_bytes(*b.last()), scores);
+  const size_t scores = 4 * 10 * 12 * 4;  // 1920, aligned to 2048
+  EXPECT_EQ(*node_workspace_bytes(*b.last()), 2048u);
   ir::Value* bias = b.weight("bias", {192});
-  b.op("MultiHeadAttention", {q, k, v, bias}, "y2", {2, 10, 64}, "com.microsoft");
+  b.op("MultiHeadAttention", {q, k, v, bias}, "y2", {1, 10, 64}, "com.microsoft");
   b.last()->set_attr("num_heads", int64_t{4});
-  const size_t q_heads = 2 * 10 * 64 * 4, kv_heads = 2 * 12 * 64 * 4;  // 5120, 6144
-  EXPECT_EQ(*node_workspace_bytes(*b.last()), scores + q_heads + 2 * kv_heads);
+  const size_t q_heads = 10 * 64 * 4, kv_heads = 12 * 64 * 4;  // 2560, 3072
+  EXPECT_EQ(*node_workspace_bytes(*b.last()), 2048 + q_heads + 2 * kv_heads);
+  (void)scores;
+  // Batch 2: the same buffers for both items, plus the output heads.
+  ir::Value* q2 = b.input("q2", {2, 10, 64});
+  ir::Value* k2 = b.input("k2", {2, 12, 64});
+  b.op("MultiHeadAttention", {q2, k2, k2}, "y3", {2, 10, 64}, "com.microsoft");
+  b.last()->set_attr("num_heads", int64_t{4});
+  EXPECT_EQ(*node_workspace_bytes(*b.last()), 2 * (1920 + q_heads + 2 * kv_heads + q_heads));
 }
 
-// BERT-base at batch 32 (12 heads, S = L = 128): 768 KiB of scores per item; the batch runs in
-// chunks of 8 (6 MiB), not all 32 at once (24 MiB).
+// BERT-base at batch 32 (12 heads, S = L = 128): 2.25 MiB of scratch per item (scores 768 KiB,
+// Q, K, V and output heads 384 KiB each); the batch runs in chunks of 4 (9 MiB), not all 32.
 TEST(Workspace, MultiHeadAttentionRunsItsBatchInBoundedChunks) {
-  EXPECT_EQ(attention_batch_chunk(32, 768 << 10), 8);
-  EXPECT_EQ(attention_batch_chunk(6, (2 << 20) + 1), 3);  // the largest divisor that fits
-  EXPECT_EQ(attention_batch_chunk(7, 2 << 20), 1);        // no divisor of 7 from 2 to 4
+  EXPECT_EQ(attention_batch_chunk(32, 768 << 10), 16);
+  EXPECT_EQ(attention_batch_chunk(32, 9 << 18), 4);       // 2.25 MiB
+  EXPECT_EQ(attention_batch_chunk(6, (5 << 20) + 1), 3);  // the largest divisor that fits
+  EXPECT_EQ(attention_batch_chunk(7, 4 << 20), 1);        // no divisor of 7 from 2 to 4
   EXPECT_EQ(attention_batch_chunk(4, 64 << 20), 1);       // one item over the bound: one at a time
   EXPECT_EQ(attention_batch_chunk(5, 0), 5);
-  EXPECT_EQ(attention_batch_chunk(int64_t{1} << 40, 1 << 20), 8);  // no loop over a huge batch
+  EXPECT_EQ(attention_batch_chunk(int64_t{1} << 40, 1 << 20), 16);  // no loop over a huge batch
   GraphBuilder b;
   ir::Value* q = b.input("q", {32, 128, 768});
   b.op("MultiHeadAttention", {q, q, q}, "y", {32, 128, 768}, "com.microsoft");
   b.last()->set_attr("num_heads", int64_t{12});
-  EXPECT_EQ(*node_workspace_bytes(*b.last()), size_t{8} * 12 * 128 * 128 * 4);
+  EXPECT_EQ(*node_workspace_bytes(*b.last()), size_t{4} * (9 << 18));
 }
 
 TEST(Workspace, UnknownShapesAreAnErrorNamingTheNode) {

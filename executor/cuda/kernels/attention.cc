@@ -176,18 +176,25 @@ Result<Launch> multi_head_attention(CompileContext& ctx) {
   if (ctx.output(0)->numel() == 0) return Launch([](const LaunchEnv&) { return Status::ok(); });
 
   // The batch runs in chunks of `bc` items (planner::attention_batch_chunk) so the scratch stays
-  // bounded: workspace = [split Q] [split K] [split V] scores [cuBLASLt] for one chunk, each
-  // 256-byte aligned. Offsets are relative to env.workspace, known only when the launch runs.
+  // bounded: workspace = [split Q] [split K] [split V] [output heads] scores [cuBLASLt] for one
+  // chunk, each 256-byte aligned. Offsets are relative to env.workspace, known only when the launch
+  // runs.
   const float* bd = bias != nullptr ? bias->as<float>() : nullptr;
-  const bool split_q = bd != nullptr;
-  const bool split_k = !kv4 && (bd != nullptr || present_k != nullptr);
-  const bool split_v = !kv4 && (bd != nullptr || present_v != nullptr);
+  // Heads are read where they lie when one strided-batched call can cover every (b, n) pair, i.e.
+  // at batch 1; a larger batch splits Q, K and V into [b, N, T, h] and gathers the output from
+  // [b, N, S, Hv] (one call per chunk instead of one per item).
+  const bool batched = b > 1;
+  const bool split_q = bd != nullptr || batched;
+  const bool split_k = !kv4 && (bd != nullptr || present_k != nullptr || batched);
+  const bool split_v = !kv4 && (bd != nullptr || present_v != nullptr || batched);
   const bool k_in_ws = split_k && present_k == nullptr;
   const bool v_in_ws = split_v && present_v == nullptr;
+  const bool merge_out = batched;
   size_t per_item = static_cast<size_t>(n * s * l) * sizeof(float);
   if (split_q) per_item += static_cast<size_t>(n * s * h) * sizeof(float);
   if (k_in_ws) per_item += static_cast<size_t>(n * l * h) * sizeof(float);
   if (v_in_ws) per_item += static_cast<size_t>(n * l * hv) * sizeof(float);
+  if (merge_out) per_item += static_cast<size_t>(n * s * hv) * sizeof(float);
   const int64_t bc = planner::attention_batch_chunk(b, per_item);
   const int64_t chunks = b / bc;
   size_t ws = 0;
@@ -199,6 +206,7 @@ Result<Launch> multi_head_attention(CompileContext& ctx) {
   const size_t q_at = split_q ? take(bc * n * s * h) : 0;
   const size_t k_at = k_in_ws ? take(bc * n * l * h) : 0;
   const size_t v_at = v_in_ws ? take(bc * n * l * hv) : 0;
+  const size_t o_at = merge_out ? take(bc * n * s * hv) : 0;
   const size_t scores_at = take(bc * n * s * l);
   const size_t lt_at = ws;
   // cuBLASLt gets what the plan's region leaves after our buffers (none: an algorithm without
@@ -226,7 +234,7 @@ Result<Launch> multi_head_attention(CompileContext& ctx) {
   const int64_t q_step = split_q ? 0 : bc * qh.b_stride;
   const int64_t k_step = k_in_ws ? 0 : bc * kh.b_stride;
   const int64_t v_step = v_in_ws ? 0 : bc * vh.b_stride;
-  const int64_t y_step = bc * s * n * hv;
+  const int64_t y_step = merge_out ? 0 : bc * s * n * hv;
   // The GEMMs are chosen for the first chunk's addresses; a later chunk's offset must keep them
   // as aligned.
   auto probe = [&](const float* p, int64_t step) {
@@ -274,6 +282,7 @@ Result<Launch> multi_head_attention(CompileContext& ctx) {
     float* wk = pk != nullptr ? pk : reinterpret_cast<float*>(w + k_at);
     float* wv = pv != nullptr ? pv : reinterpret_cast<float*>(w + v_at);
     float* scores = reinterpret_cast<float*>(w + scores_at);
+    float* wo = reinterpret_cast<float*>(w + o_at);
     if (kv4 && pk != nullptr)
       XOPT_CUDA_RETURN_IF_ERROR(
           cudaMemcpyAsync(pk, kd, k_bytes, cudaMemcpyDeviceToDevice, env.stream));
@@ -303,7 +312,10 @@ Result<Launch> multi_head_attention(CompileContext& ctx) {
       SoftmaxParams cp = sp;
       cp.b0 = b0, cp.chunk = bc;
       XOPT_RETURN_IF_ERROR(check_launch(launch_attention_softmax(scores, cp, env.stream)));
-      XOPT_RETURN_IF_ERROR(g2.run(scores, va, yd + b0 * s * n * hv, lt_ws_ptr, env.stream));
+      float* yc = yd + b0 * s * n * hv;
+      XOPT_RETURN_IF_ERROR(g2.run(scores, va, merge_out ? wo : yc, lt_ws_ptr, env.stream));
+      if (merge_out)
+        XOPT_RETURN_IF_ERROR(check_launch(launch_merge_heads(wo, yc, bc, s, n, hv, env.stream)));
     }
     return Status::ok();
   });

@@ -24,6 +24,20 @@ __global__ void split_heads_kernel(const float* src, const float* bias, float* d
   }
 }
 
+__global__ void merge_heads_kernel(const float* src, float* dst, int64_t b, int64_t t, int64_t n,
+                                   int64_t h) {
+  const int64_t total = b * t * n * h;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    // i indexes dst [b, t, n * h].
+    const int64_t hi = i % h;
+    const int64_t ni = (i / h) % n;
+    const int64_t ti = (i / (h * n)) % t;
+    const int64_t bi = i / (h * n * t);
+    dst[i] = src[((bi * n + ni) * t + ti) * h + hi];
+  }
+}
+
 __device__ float block_reduce(float v, bool is_max, float* shared) {
   for (int o = 16; o > 0; o /= 2) {
     const float w = __shfl_xor_sync(0xffffffffu, v, o);
@@ -34,7 +48,7 @@ __device__ float block_reduce(float v, bool is_max, float* shared) {
   __syncthreads();
   const int warps = (blockDim.x + 31) / 32;
   if (warp == 0) {
-    v = lane < warps ? shared[lane] : (is_max ? -FLT_MAX : 0.0f);
+    v = lane < warps ? shared[lane] : (is_max ? -INFINITY : 0.0f);
     for (int o = 16; o > 0; o /= 2) {
       const float w = __shfl_xor_sync(0xffffffffu, v, o);
       v = is_max ? fmaxf(v, w) : v + w;
@@ -59,7 +73,7 @@ __global__ void attention_softmax_kernel(float* scores, SoftmaxParams p) {
     if (p.attn_bias != nullptr)
       ab = p.attn_bias +
            (((p.ab_b == 1 ? 0 : bi) * p.ab_n + (p.ab_n == 1 ? 0 : ni)) * p.s + si) * p.l;
-    float mx = -FLT_MAX;
+    float mx = -INFINITY;  // stays -inf only when every key is masked with -inf
     for (int64_t li = threadIdx.x; li < p.l; li += blockDim.x) {
       bool padded = false;
       switch (p.mask_kind) {
@@ -88,7 +102,7 @@ __global__ void attention_softmax_kernel(float* scores, SoftmaxParams p) {
       mx = fmaxf(mx, v);
     }
     mx = block_reduce(mx, true, shared);
-    if (isinf(mx) && mx < 0.0f) {  // every key masked with -inf: zeros, not NaN (as the CPU)
+    if (mx == -INFINITY) {  // every key masked with -inf: zeros, not NaN (as the CPU)
       for (int64_t li = threadIdx.x; li < p.l; li += blockDim.x) r[li] = 0.0f;
       continue;
     }
@@ -113,6 +127,16 @@ cudaError_t launch_split_heads(const float* src, const float* bias, float* dst, 
   if (blocks > 65535 * 16) blocks = 65535 * 16;
   split_heads_kernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(src, bias, dst, b, t,
                                                                              n, h);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_merge_heads(const float* src, float* dst, int64_t b, int64_t t, int64_t n,
+                               int64_t h, cudaStream_t stream) {
+  const int64_t total = b * t * n * h;
+  if (total == 0) return cudaSuccess;
+  int64_t blocks = (total + kThreads - 1) / kThreads;
+  if (blocks > 65535 * 16) blocks = 65535 * 16;
+  merge_heads_kernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(src, dst, b, t, n, h);
   return cudaGetLastError();
 }
 

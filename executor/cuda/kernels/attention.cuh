@@ -13,6 +13,10 @@ namespace xopt::cuda {
 cudaError_t launch_split_heads(const float* src, const float* bias, float* dst, int64_t b,
                                int64_t t, int64_t n, int64_t h, cudaStream_t stream);
 
+// dst [b, t, n * h] = src [b, n, t, h] (the inverse of launch_split_heads without a bias).
+cudaError_t launch_merge_heads(const float* src, float* dst, int64_t b, int64_t t, int64_t n,
+                               int64_t h, cudaStream_t stream);
+
 // key_padding_mask forms (int32): valid lengths [B], end and start positions [2B], [B, L] and
 // [B, S, L] with 1 = keep.
 enum class KeyMask : int { kNone, kLengths, kEndStart, k2d, k3d };
