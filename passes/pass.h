@@ -32,6 +32,8 @@ struct PassOptions {
   // the model at that batch.
   size_t plan_alignment = 256;
   bool plan_io_in_arena = false;
+  // Each node's workspace as a value of the arena live at its step (planner::PlanOptions).
+  bool plan_workspace_in_arena = false;
   size_t max_batch_bytes = 0;
   // The batch recorded in the plan (--batch; 0: the shapes as given).
   int64_t plan_batch = 0;

@@ -25,6 +25,7 @@ std::string plan_to_json(const MemoryPlan& plan) {
   j["batch"] = plan.batch;
   j["node_order"] = plan.node_order;
   j["workspace_bytes"] = plan.workspace_bytes;
+  if (plan.workspace_in_arena) j["workspace_in_arena"] = true;
   auto& vals = j["values"] = nlohmann::json::array();
   for (const auto& v : plan.values) {
     nlohmann::json e = {{"name", v.name},   {"offset", v.offset},    {"size", v.size},
@@ -71,6 +72,7 @@ Result<MemoryPlan> plan_from_json(const std::string& text) {
     p.batch = j.value("batch", int64_t{0});
     p.node_order = j.value("node_order", std::vector<std::string>{});
     p.workspace_bytes = j.value("workspace_bytes", size_t{0});
+    p.workspace_in_arena = j.value("workspace_in_arena", false);
     for (const auto& e : j.at("values")) {
       PlannedValue v;
       v.name = e.at("name").get<std::string>();

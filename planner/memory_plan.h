@@ -28,7 +28,8 @@ struct PlannedValue {
   // input that dies there). Empty for a root. Added in version 2.
   std::string alias_kind;
   // "activation", "input" or "output" (graph inputs and outputs when io_in_arena). Added in
-  // version 2.
+  // version 2. Version 3: "workspace", one node's scratch inside the arena (workspace_in_arena),
+  // named workspace_value_name(node key) and live at that node's step only.
   std::string role = "activation";
 };
 
@@ -53,10 +54,15 @@ struct Breakdown {
   size_t total() const { return cuda_context + parameters + activations + workspace; }
 };
 
+// The planned value that holds node `node_key`'s workspace when it lives in the arena.
+inline std::string workspace_value_name(const std::string& node_key) {
+  return node_key + "#workspace";
+}
+
 struct MemoryPlan {
-  // Version 2 added alias_kind, role, strategies, node_workspace and proven_optimal; version 1
-  // documents still read (the new fields take their defaults).
-  static constexpr int kVersion = 2;
+  // Version 2 added alias_kind, role, strategies, node_workspace and proven_optimal; version 3
+  // workspace_in_arena. Older documents still read (the new fields take their defaults).
+  static constexpr int kVersion = 3;
   static constexpr int kOldestReadableVersion = 1;
   int version = kVersion;
   size_t alignment = 256;
@@ -71,6 +77,10 @@ struct MemoryPlan {
   std::vector<PlannedValue> values;
   size_t workspace_bytes = 0;          // one scratch region, sized for the largest node's need
   std::vector<size_t> node_workspace;  // each node's scratch need, parallel to node_order
+  // Each node's scratch is a value of the arena (role "workspace", live at its step only) instead
+  // of one region of its own: it takes bytes the activations leave free at that step, and
+  // workspace_bytes is 0.
+  bool workspace_in_arena = false;
   std::vector<StrategyResult> strategies;
   bool proven_optimal = false;  // arena is optimal for this order (not just within the bound)
   Breakdown breakdown;

@@ -76,6 +76,24 @@ size_t parameter_bytes(const ir::Graph& graph, size_t alignment) {
   return total;
 }
 
+Result<MemoryPlan> replan_with_workspace(const ir::Graph& graph, const MemoryPlan& plan,
+                                         std::vector<size_t> node_workspace) {
+  XOPT_ASSIGN_OR_RETURN(std::vector<const ir::Node*> order, resolve_node_order(graph, plan));
+  PlanOptions po;
+  po.alignment = plan.alignment;
+  po.io_in_arena = plan.io_in_arena;
+  po.batch = plan.batch;
+  po.workspace_in_arena = plan.workspace_in_arena;
+  po.node_workspace = std::move(node_workspace);
+  po.cuda_context_bytes = plan.breakdown.cuda_context;
+  po.cuda_context_estimated = plan.breakdown.cuda_context_estimated;
+  XOPT_ASSIGN_OR_RETURN(MemoryPlan again, xopt::planner::plan(graph, order, po));
+  again.input_naive_bytes = plan.input_naive_bytes;
+  again.breakdown.device = plan.breakdown.device;
+  again.breakdown.workspace_estimated = plan.breakdown.workspace_estimated;
+  return again;
+}
+
 Result<MemoryPlan> plan(const ir::Graph& graph, const PlanOptions& options) {
   return plan(graph, graph_order(graph), options);
 }
@@ -90,7 +108,8 @@ Result<MemoryPlan> plan(const ir::Graph& graph, const std::vector<const ir::Node
                         compute_lifetimes(graph, order, {options.alignment, options.io_in_arena}));
   const std::vector<Alias> alias = apply_aliasing(order, lt, {options.views, options.in_place});
 
-  // One buffer per alias root.
+  // One buffer per alias root, then (workspace_in_arena) one per node with a workspace, live at
+  // its step only.
   std::vector<Buffer> buffers;
   std::vector<size_t> buffer_of(lt.values.size());
   for (size_t i = 0; i < lt.values.size(); ++i)
@@ -98,6 +117,26 @@ Result<MemoryPlan> plan(const ir::Graph& graph, const std::vector<const ir::Node
       buffer_of[i] = buffers.size();
       buffers.push_back({lt.values[i].size, lt.values[i].first, lt.values[i].last});
     }
+  Workspace ws;
+  if (!options.node_workspace.empty()) {
+    if (options.node_workspace.size() != order.size())
+      return invalid_argument("planner: " + std::to_string(options.node_workspace.size()) +
+                              " node workspace sizes for " + std::to_string(order.size()) +
+                              " nodes");
+    ws.per_node = options.node_workspace;
+    for (size_t b : ws.per_node) ws.bytes = std::max(ws.bytes, align_up(b, options.alignment));
+  } else if (options.workspace || options.workspace_in_arena) {
+    XOPT_ASSIGN_OR_RETURN(ws, plan_workspace(order, options.alignment));
+  }
+  const size_t first_workspace_buffer = buffers.size();
+  std::vector<size_t> workspace_steps;
+  if (options.workspace_in_arena)
+    for (size_t s = 0; s < ws.per_node.size(); ++s)
+      if (ws.per_node[s] > 0) {
+        workspace_steps.push_back(s);
+        buffers.push_back({align_up(ws.per_node[s], options.alignment), static_cast<int>(s),
+                           static_cast<int>(s)});
+      }
 
   MemoryPlan p;
   p.alignment = options.alignment;
@@ -184,9 +223,20 @@ Result<MemoryPlan> plan(const ir::Graph& graph, const std::vector<const ir::Node
     p.values.push_back(std::move(v));
   }
 
-  if (options.workspace) {
-    XOPT_ASSIGN_OR_RETURN(Workspace ws, plan_workspace(order, options.alignment));
-    p.workspace_bytes = ws.bytes;
+  for (size_t k = 0; k < workspace_steps.size(); ++k) {
+    const size_t s = workspace_steps[k];
+    PlannedValue v;
+    v.name = workspace_value_name(p.node_order[s]);
+    v.offset = best.offsets[first_workspace_buffer + k];
+    v.size = buffers[first_workspace_buffer + k].size;
+    v.bytes = ws.per_node[s];
+    v.first_step = v.last_step = static_cast<int>(s);
+    v.role = "workspace";
+    p.values.push_back(std::move(v));
+  }
+  if (options.workspace || options.workspace_in_arena || !options.node_workspace.empty()) {
+    p.workspace_in_arena = options.workspace_in_arena;
+    p.workspace_bytes = options.workspace_in_arena ? 0 : ws.bytes;
     p.node_workspace = std::move(ws.per_node);
   }
   p.breakdown.cuda_context = options.cuda_context_bytes;

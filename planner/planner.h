@@ -32,6 +32,12 @@ struct PlanOptions {
   std::vector<std::string> strategies;  // names from strategy_names() to run; empty runs all
   ExactOptions exact;
   bool workspace = true;
+  // Each node's workspace becomes a value of the arena live at its step only
+  // (MemoryPlan::workspace_in_arena) instead of one region sized for the largest need.
+  bool workspace_in_arena = false;
+  // Each node's workspace, parallel to the order (e.g. measured on the GPU); empty: the
+  // planner's estimate (planner/workspace.h).
+  std::vector<size_t> node_workspace;
   size_t cuda_context_bytes = kCudaContextEstimate;
   bool cuda_context_estimated = true;
   int64_t batch = 0;  // recorded in the plan (0: the shapes as given)
@@ -41,6 +47,12 @@ Result<MemoryPlan> plan(const ir::Graph& graph, const std::vector<const ir::Node
                         const PlanOptions& options = {});
 // On the graph's own node order.
 Result<MemoryPlan> plan(const ir::Graph& graph, const PlanOptions& options = {});
+
+// `plan` made again on its own node order and options with each node's workspace given (e.g.
+// measured on the GPU): the workspace values move when they live in the arena. The figures the
+// plan records from outside (input_naive_bytes, the breakdown's context and device) are kept.
+Result<MemoryPlan> replan_with_workspace(const ir::Graph& graph, const MemoryPlan& plan,
+                                         std::vector<size_t> node_workspace);
 
 // How plans name nodes: the node name, or "@" + its first output's name for an unnamed node (output
 // names are unique in a graph).

@@ -1,5 +1,6 @@
 #include "planner/report.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
@@ -39,8 +40,16 @@ std::string report_text(const MemoryPlan& plan) {
   row(b.cuda_context_estimated ? "CUDA context (estimate)" : "CUDA context (measured)",
       b.cuda_context);
   row("parameters", b.parameters);
-  row("activations (arena)", b.activations);
-  row(b.workspace_estimated ? "workspace (estimate)" : "workspace (GPU algorithms)", b.workspace);
+  row(plan.workspace_in_arena ? "activations + workspace" : "activations (arena)", b.activations);
+  if (plan.workspace_in_arena) {
+    size_t largest = 0;
+    for (size_t w : plan.node_workspace) largest = std::max(largest, w);
+    out += format("  %-28s %16s  %12s  (largest node's: %s, %s)\n", "workspace", "in the arena", "",
+                  human_bytes(largest).c_str(),
+                  b.workspace_estimated ? "estimated" : "the GPU's algorithms");
+  } else {
+    row(b.workspace_estimated ? "workspace (estimate)" : "workspace (GPU algorithms)", b.workspace);
+  }
   row("total", total);
   if (!b.device.empty())
     out += format("  measured on %s (the context estimate was %s)\n", b.device.c_str(),
@@ -103,7 +112,8 @@ std::string report_json(const MemoryPlan& plan) {
                    {"batch", plan.batch},
                    {"nodes", plan.node_order.size()},
                    {"values", plan.values.size()},
-                   {"workspace_bytes", plan.workspace_bytes}};
+                   {"workspace_bytes", plan.workspace_bytes},
+                   {"workspace_in_arena", plan.workspace_in_arena}};
   auto& s = j["strategies"] = nlohmann::json::array();
   for (const StrategyResult& r : plan.strategies)
     s.push_back({{"name", r.name}, {"arena_bytes", r.arena_bytes}, {"optimal", r.optimal}});

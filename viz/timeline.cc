@@ -36,7 +36,10 @@ std::string tooltip(const PlannedValue& pv, const ir::Graph* g) {
   if (!pv.alias_of.empty())
     t += "\n" + (pv.alias_kind.empty() ? std::string("alias") : pv.alias_kind) + " of " +
          pv.alias_of;
-  if (pv.role != "activation") t += "\ngraph " + pv.role;
+  if (pv.role == "workspace")
+    t += "\nthe workspace of one node, live at its step only";
+  else if (pv.role != "activation")
+    t += "\ngraph " + pv.role;
   if (v && v->producer())
     t += "\nproducer: " + v->producer()->name() + " (" + v->producer()->op_type() + ")";
   if (v && v->has_uses()) {

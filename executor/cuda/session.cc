@@ -11,6 +11,7 @@
 #include "executor/cuda/check.h"
 #include "executor/cuda/device_memory.h"
 #include "planner/intervals.h"
+#include "planner/planner.h"
 
 namespace xopt::cuda {
 
@@ -73,7 +74,13 @@ struct Session::Impl {
   cudaEvent_t start = nullptr, stop = nullptr;
   DeviceBuffer params, arena, workspace, io;
   std::vector<Launch> launches;
-  std::vector<size_t> workspace_of;     // per launch
+  std::vector<size_t> workspace_of;  // per launch
+  // Per launch: where its workspace starts, when the plan keeps workspace in the arena (nullptr:
+  // the workspace region).
+  std::vector<void*> workspace_at;
+  void* workspace_of_launch(size_t i) {
+    return workspace_at[i] != nullptr ? workspace_at[i] : workspace.data();
+  }
   std::vector<std::string> node_names;  // describe() of each launch's node, for errors
   std::vector<std::string> node_ops;    // its op type, for profiles
   std::vector<Staging> inputs, outputs;
@@ -98,7 +105,7 @@ struct Session::Impl {
         XOPT_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(s.device.data, s.host.data(), s.device.nbytes(),
                                                   cudaMemcpyHostToDevice, stream));
     for (size_t i = 0; i < launches.size(); ++i) {
-      LaunchEnv env{stream, workspace.data(), workspace_of[i]};
+      LaunchEnv env{stream, workspace_of_launch(i), workspace_of[i]};
       Status st = launches[i](env);
       if (!st.is_ok()) return st.with_context(node_names[i] + ": ");
     }
@@ -280,7 +287,15 @@ Result<std::unique_ptr<Session>> Session::create(const ir::Model& model,
   }
   for (const auto& [v, off] : io_offsets)
     slot[v].data = static_cast<std::byte*>(impl->io.data()) + off;
+  // Workspace in the arena (planning for the GPU does that): each node's own planned bytes. A
+  // session compiling with a workspace limit of its own (measuring) uses its region instead.
+  const bool ws_in_arena = plan.workspace_in_arena && options.workspace_limit == 0;
+  std::unordered_map<std::string, const planner::PlannedValue*> ws_value;
   for (const planner::PlannedValue& pv : plan.values) {
+    if (pv.role == "workspace") {
+      ws_value[pv.name] = &pv;
+      continue;
+    }
     const ir::Value* v = g.find_value(pv.name);
     if (v == nullptr)
       return invalid_argument("memory plan: planned value '" + pv.name + "' is not in the graph");
@@ -300,6 +315,12 @@ Result<std::unique_ptr<Session>> Session::create(const ir::Model& model,
   for (size_t s = 0; s < order.size(); ++s) {
     const ir::Node& n = *order[s];
     const KernelDef* k = kernels[s];
+    const planner::PlannedValue* own_ws = nullptr;
+    if (ws_in_arena) {
+      auto it = ws_value.find(planner::workspace_value_name(planner::node_key(n)));
+      own_ws = it == ws_value.end() ? nullptr : it->second;
+    }
+    const size_t node_limit = !ws_in_arena ? limit : own_ws != nullptr ? own_ws->bytes : 0;
     std::vector<const DeviceTensor*> ins, outs;
     std::vector<const ir::Tensor*> consts;
     for (const ir::Value* v : n.inputs()) {
@@ -324,7 +345,7 @@ Result<std::unique_ptr<Session>> Session::create(const ir::Model& model,
       outs.push_back(&slot.at(v));
     }
     CompileContext ctx(n, std::move(ins), std::move(consts), std::move(outs), impl->handles,
-                       options.compile, limit, impl->stream);
+                       options.compile, node_limit, impl->stream);
     Result<Launch> launch = k->compile(ctx);
     if (!launch.is_ok()) {
       Status st = launch.status();
@@ -332,11 +353,15 @@ Result<std::unique_ptr<Session>> Session::create(const ir::Model& model,
         st = st.with_context(n.describe() + ": ");
       return st;
     }
-    if (ctx.workspace_requested() > limit)
+    if (ctx.workspace_requested() > node_limit)
       return invalid_argument(
           n.describe() + ": needs " + std::to_string(ctx.workspace_requested()) +
-          " bytes of workspace but the plan's workspace region holds " + std::to_string(limit) +
+          " bytes of workspace but " +
+          (ws_in_arena ? "the plan gives it " + std::to_string(node_limit) + " in the arena"
+                       : "the plan's workspace region holds " + std::to_string(limit)) +
           " (plan with `--device cuda` to size it from the GPU's algorithms)");
+    impl->workspace_at.push_back(
+        own_ws != nullptr ? static_cast<std::byte*>(impl->arena.data()) + own_ws->offset : nullptr);
     impl->launches.push_back(std::move(launch).value());
     impl->node_names.push_back(n.describe());
     impl->node_ops.push_back(n.domain().empty() || n.domain() == "ai.onnx"
@@ -450,7 +475,7 @@ Result<std::vector<NodeTime>> Session::profile(int iterations) {
     for (int it = 0; it < iterations; ++it) {
       XOPT_CUDA_RETURN_IF_ERROR(cudaEventRecord(events[0], s.stream));
       for (size_t i = 0; i < n; ++i) {
-        LaunchEnv env{s.stream, s.workspace.data(), s.workspace_of[i]};
+        LaunchEnv env{s.stream, s.workspace_of_launch(i), s.workspace_of[i]};
         Status launched = s.launches[i](env);
         if (!launched.is_ok()) return launched.with_context(s.node_names[i] + ": ");
         XOPT_CUDA_RETURN_IF_ERROR(cudaEventRecord(events[i + 1], s.stream));

@@ -41,6 +41,7 @@ class PlanMemory final : public Pass {
     planner::PlanOptions po;
     po.alignment = o.plan_alignment;
     po.io_in_arena = o.plan_io_in_arena;
+    po.workspace_in_arena = o.plan_workspace_in_arena;
     po.batch =
         bound_batch(g, o.plan_batch != 0 ? o.plan_batch : o.shape_bindings.batch.value_or(0));
     auto start = std::chrono::steady_clock::now();

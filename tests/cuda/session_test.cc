@@ -105,6 +105,44 @@ TEST(CudaSession, SharedModelsMatchCpuAndReferenceInsideThePlan) {
   }
 }
 
+// Workspace in the arena, the way `xopt --device cuda` plans: the estimate first, then each node's
+// need measured by compiling with a limit of its own, then the arena planned again with those
+// sizes. The CPU twin runs the in-arena plan (its workspace values are only the GPU's).
+TEST(CudaSession, WorkspaceInTheArenaMeasuredThenReplanned) {
+  XOPT_REQUIRE_SHARED(shared);
+  auto o = optimize_shared("resnet18");
+  ASSERT_TRUE(o.is_ok()) << o.status().message();
+  planner::PlanOptions po;
+  po.workspace_in_arena = true;
+  auto estimated = planner::plan(*o->model.graph, po);
+  ASSERT_TRUE(estimated.is_ok()) << estimated.status().message();
+  EXPECT_EQ(estimated->workspace_bytes, 0u);
+  exec::RunOptions ro;
+  ro.plan = &*estimated;
+  auto cpu = exec::run_model(o->model, o->inputs, ro);
+  ASSERT_TRUE(cpu.is_ok()) << cpu.status().message();
+  EXPECT_EQ(test::output_difference((*cpu)[0], o->reference), "");
+  XOPT_REQUIRE_GPU();
+  SessionOptions measure;
+  measure.workspace_limit = size_t{64} << 20;
+  auto m = Session::create(o->model, *estimated, measure);
+  ASSERT_TRUE(m.is_ok()) << m.status().message();
+  auto plan =
+      planner::replan_with_workspace(*o->model.graph, *estimated, (*m)->footprint().node_workspace);
+  ASSERT_TRUE(plan.is_ok()) << plan.status().message();
+  m->reset();
+  auto s = Session::create(o->model, *plan);
+  ASSERT_TRUE(s.is_ok()) << s.status().message();
+  auto out = (*s)->run(o->inputs);
+  ASSERT_TRUE(out.is_ok()) << out.status().message();
+  EXPECT_EQ(test::output_difference((*out)[0], (*cpu)[0]), "");
+  EXPECT_EQ((*s)->footprint().workspace, 0u);
+  EXPECT_EQ((*s)->footprint().arena, plan->arena_bytes);
+  std::printf(
+      "resnet18 workspace in the arena: arena %zu (separate plan: arena %zu + workspace %zu)\n",
+      plan->arena_bytes, o->plan.arena_bytes, o->plan.workspace_bytes);
+}
+
 // 100 runs allocate no device memory: no cudaMalloc through our allocator, and the device's used
 // memory is the same before and after (a library allocating behind our back would show there).
 TEST(CudaSession, RunsAllocateNothing) {

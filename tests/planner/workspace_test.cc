@@ -75,6 +75,72 @@ TEST(Workspace, OtherOpsNeedNoneAndTheRegionIsTheLargestNeed) {
   EXPECT_EQ(p->breakdown.workspace, 4096u);
 }
 
+// Workspace in the arena: each node's scratch is a value live at its step only, so it takes the
+// bytes the activations leave free there. Here c1's 3888 bytes fit beside x->c1 where c1 (576) is
+// written, and the second Conv's 2304 beside r and c2: the arena grows by less than the region.
+TEST(WorkspaceInArena, EachNodesScratchIsAValueLiveAtItsStep) {
+  GraphBuilder b;
+  ir::Value* x = b.input("x", {1, 3, 8, 8});
+  ir::Value* w1 = b.weight("w1", {4, 3, 3, 3});
+  ir::Value* c1 = b.op("Conv", {x, w1}, "c1", {1, 4, 6, 6});  // 576 bytes; workspace 3888
+  ir::Value* r = b.op("Neg", {c1}, "r", {1, 4, 6, 6});
+  ir::Value* w2 = b.weight("w2", {4, 4, 3, 3});
+  ir::Value* c2 = b.op("Conv", {r, w2}, "c2", {1, 4, 4, 4});  // workspace 2304
+  ir::Value* y = b.op("Neg", {c2}, "y", {1, 4, 4, 4});
+  b.output(y);
+  PlanOptions in;
+  in.workspace_in_arena = true;
+  auto p = plan(b.graph(), in);
+  ASSERT_TRUE(p.is_ok()) << p.status().message();
+  EXPECT_TRUE(p->workspace_in_arena);
+  EXPECT_EQ(p->workspace_bytes, 0u);
+  EXPECT_EQ(p->breakdown.workspace, 0u);
+  EXPECT_EQ(p->node_workspace, (std::vector<size_t>{3888, 0, 2304, 0}));
+  const PlannedValue* w = p->find(workspace_value_name(node_key(*c1->producer())));
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(w->role, "workspace");
+  EXPECT_EQ(w->bytes, 3888u);
+  EXPECT_EQ(w->first_step, 0);
+  EXPECT_EQ(w->last_step, 0);
+  ASSERT_NE(p->find(workspace_value_name(node_key(*c2->producer()))), nullptr);
+  // Peak: c1's step holds c1 (768 aligned) and its 3888 (4096 aligned) bytes of scratch.
+  EXPECT_EQ(p->lower_bound, 768u + 4096u);
+  EXPECT_EQ(p->arena_bytes, p->lower_bound);
+  EXPECT_TRUE(check_plan(*p).is_ok());
+  auto separate = plan(b.graph());
+  ASSERT_TRUE(separate.is_ok());
+  EXPECT_LT(p->arena_bytes, separate->arena_bytes + separate->workspace_bytes);
+  // The JSON keeps it; a lying workspace value (overlapping a live activation) is refused.
+  auto back = plan_from_json(plan_to_json(*p));
+  ASSERT_TRUE(back.is_ok()) << back.status().message();
+  EXPECT_TRUE(back->workspace_in_arena);
+  EXPECT_EQ(back->find(workspace_value_name(node_key(*c2->producer())))->offset,
+            p->find(workspace_value_name(node_key(*c2->producer())))->offset);
+  MemoryPlan lie = *p;
+  for (PlannedValue& v : lie.values)
+    if (v.role == "workspace" && v.first_step == 0) v.offset = lie.find("c1")->offset;
+  EXPECT_FALSE(check_plan(lie).is_ok());
+}
+
+// Sizes measured elsewhere (the GPU's algorithms) replace the estimate and move the values.
+TEST(WorkspaceInArena, ReplannedWithMeasuredSizes) {
+  GraphBuilder b;
+  ir::Value* x = b.input("x", {1, 3, 8, 8});
+  ir::Value* c1 = b.op("Conv", {x, b.weight("w1", {4, 3, 3, 3})}, "c1", {1, 4, 6, 6});
+  ir::Value* y = b.op("Neg", {c1}, "y", {1, 4, 6, 6});
+  b.output(y);
+  PlanOptions in;
+  in.workspace_in_arena = true;
+  auto p = plan(b.graph(), in);
+  ASSERT_TRUE(p.is_ok());
+  auto again = replan_with_workspace(b.graph(), *p, {10000, 0});
+  ASSERT_TRUE(again.is_ok()) << again.status().message();
+  EXPECT_EQ(again->node_workspace, (std::vector<size_t>{10000, 0}));
+  EXPECT_EQ(again->find(workspace_value_name(node_key(*c1->producer())))->bytes, 10000u);
+  EXPECT_EQ(again->arena_bytes, 768u + 10240u);
+  EXPECT_FALSE(replan_with_workspace(b.graph(), *p, {1}).is_ok());  // one size per node
+}
+
 // cuDNN pads symmetrically: unequal pads take a padded copy of the input besides the im2col buffer.
 TEST(Workspace, AsymmetricPadsAddAPaddedInput) {
   GraphBuilder b;

@@ -52,6 +52,7 @@ struct OptimizeOptions {
   std::string report_dir;
   std::string dot_dir;
   bool io_in_arena = false;
+  bool workspace_in_arena = false;
 };
 
 // "a,b" given once or repeated -> {"a", "b"}.
@@ -202,6 +203,9 @@ int run_optimize(const OptimizeOptions& o) {
                         "--align must be a power of two, not " + std::to_string(o.align));
   pass_options.plan_alignment = o.align;
   pass_options.plan_io_in_arena = o.io_in_arena;
+  // Planning for the GPU puts each node's (measured) workspace in the arena: it takes the bytes
+  // the activations leave free at that node's step.
+  pass_options.plan_workspace_in_arena = o.workspace_in_arena || o.validation.device.cuda();
   pass_options.plan_batch = o.batch;
   if (!o.max_batch.empty()) {
     auto size = parse_size(o.max_batch);
@@ -300,9 +304,16 @@ int run_optimize(const OptimizeOptions& o) {
     progress.step("measuring on the GPU");
     auto m = measure_on_cuda(model, plan, o.validation.device);
     if (!m.is_ok()) return report(m.status(), o.model);
-    plan.node_workspace = m->node_workspace;
-    plan.workspace_bytes = m->workspace;
-    plan.breakdown.workspace = m->workspace;
+    if (plan.workspace_in_arena) {
+      // The measured sizes move the workspace values: plan the arena again with them.
+      auto again = planner::replan_with_workspace(*model.graph, plan, m->node_workspace);
+      if (!again.is_ok()) return report(again.status(), o.model);
+      plan = std::move(again).value();
+    } else {
+      plan.node_workspace = m->node_workspace;
+      plan.workspace_bytes = m->workspace;
+      plan.breakdown.workspace = m->workspace;
+    }
     plan.breakdown.workspace_estimated = false;
     plan.breakdown.cuda_context = m->context_bytes;
     plan.breakdown.cuda_context_estimated = false;
@@ -412,6 +423,9 @@ std::function<int()> setup_optimize(CLI::App& app) {
                  "Write the graph before and after as DIR/{before,after}.{dot,svg}");
   app.add_flag("--io-in-arena", o->io_in_arena,
                "Plan graph inputs and outputs inside the activation arena too");
+  app.add_flag("--workspace-in-arena", o->workspace_in_arena,
+               "Plan each node's workspace as a value of the arena, live at that node's step "
+               "only, instead of one region for the largest need (on with --device cuda)");
   add_validate_flags(app, o->validation);
   return [o] { return run_optimize(*o); };
 }
