@@ -76,6 +76,20 @@ size_t parameter_bytes(const ir::Graph& graph, size_t alignment) {
   return total;
 }
 
+std::vector<size_t> activation_slack(const MemoryPlan& plan) {
+  std::vector<size_t> live(plan.node_order.size(), 0);
+  for (const PlannedValue& v : plan.values) {
+    if (!v.alias_of.empty() || v.role == "workspace") continue;
+    const int last = std::min(v.last_step, static_cast<int>(live.size()) - 1);
+    for (int s = std::max(v.first_step, 0); s <= last; ++s) live[static_cast<size_t>(s)] += v.size;
+  }
+  const size_t peak = live.empty() ? 0 : *std::max_element(live.begin(), live.end());
+  std::vector<size_t> slack(live.size());
+  for (size_t s = 0; s < live.size(); ++s)
+    slack[s] = (peak - live[s]) / plan.alignment * plan.alignment;
+  return slack;
+}
+
 Result<MemoryPlan> replan_with_workspace(const ir::Graph& graph, const MemoryPlan& plan,
                                          std::vector<size_t> node_workspace) {
   XOPT_ASSIGN_OR_RETURN(std::vector<const ir::Node*> order, resolve_node_order(graph, plan));

@@ -54,6 +54,11 @@ Result<MemoryPlan> plan(const ir::Graph& graph, const PlanOptions& options = {})
 Result<MemoryPlan> replan_with_workspace(const ir::Graph& graph, const MemoryPlan& plan,
                                          std::vector<size_t> node_workspace);
 
+// Per step of the plan's order: how many bytes below the activations' peak the live activations
+// leave (workspace values and aliases left out), rounded down to the alignment. A node's workspace
+// of at most that many bytes raises no peak of the arena (packing aside).
+std::vector<size_t> activation_slack(const MemoryPlan& plan);
+
 // How plans name nodes: the node name, or "@" + its first output's name for an unnamed node (output
 // names are unique in a graph).
 std::string node_key(const ir::Node& n);

@@ -9,6 +9,7 @@
 #                GPU against PyTorch's stored output
 #   big          resnet50, bert_base at batch 1 and 32: the same validation
 #   bench        bench_vs_torch.py (BENCH_FLAGS adds e.g. --compile, --xopt-flags=--tune)
+#   bench-tf32   the same with TF32 allowed on both sides (bench_tf32.txt, bench_vs_torch_tf32.json)
 #   profile      `xopt bench --profile` on the batch-32 models the big step planned
 # Results go to $OUT (at most 8 files come back).
 set -uo pipefail
@@ -78,6 +79,12 @@ for step in "$@"; do
         --out "$W/bench" ${BENCH_FLAGS:-} > "$OUT/bench.txt" 2>&1
       cp "$W/bench/bench_vs_torch.json" "$OUT/" 2>/dev/null
       tail -n 8 "$OUT/bench.txt" | tee -a "$OUT/log.txt" ;;
+    bench-tf32)
+      log "bench-tf32"
+      PYTHONUNBUFFERED=1 python3 bench/gpu/bench_vs_torch.py --xopt "$X" --models "$W/models" \
+        --out "$W/bench_tf32" --tf32 ${BENCH_FLAGS:-} > "$OUT/bench_tf32.txt" 2>&1
+      cp "$W/bench_tf32/bench_vs_torch.json" "$OUT/bench_vs_torch_tf32.json" 2>/dev/null
+      tail -n 8 "$OUT/bench_tf32.txt" | tee -a "$OUT/log.txt" ;;
     profile)
       log "profile"
       for m in resnet50 bert_base mobilenet_v2; do

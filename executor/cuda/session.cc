@@ -320,7 +320,11 @@ Result<std::unique_ptr<Session>> Session::create(const ir::Model& model,
       auto it = ws_value.find(planner::workspace_value_name(planner::node_key(n)));
       own_ws = it == ws_value.end() ? nullptr : it->second;
     }
-    const size_t node_limit = !ws_in_arena ? limit : own_ws != nullptr ? own_ws->bytes : 0;
+    size_t node_limit = !ws_in_arena ? limit : own_ws != nullptr ? own_ws->bytes : 0;
+    // Measuring with a limit per node (the bytes the activations leave free at its step): what
+    // the node cannot do without (attention's buffers) it gets anyway, by a second compile.
+    const bool soft_limit = options.workspace_limit != 0 && s < options.node_workspace_limit.size();
+    if (soft_limit) node_limit = std::min(limit, options.node_workspace_limit[s]);
     std::vector<const DeviceTensor*> ins, outs;
     std::vector<const ir::Tensor*> consts;
     for (const ir::Value* v : n.inputs()) {
@@ -344,19 +348,26 @@ Result<std::unique_ptr<Session>> Session::create(const ir::Model& model,
       }
       outs.push_back(&slot.at(v));
     }
-    CompileContext ctx(n, std::move(ins), std::move(consts), std::move(outs), impl->handles,
-                       options.compile, node_limit, impl->stream);
+    CompileContext ctx(n, ins, consts, outs, impl->handles, options.compile, node_limit,
+                       impl->stream);
     Result<Launch> launch = k->compile(ctx);
+    size_t requested = ctx.workspace_requested();
+    if (soft_limit && launch.is_ok() && requested > node_limit) {
+      node_limit = requested;
+      CompileContext again(n, ins, consts, outs, impl->handles, options.compile, node_limit,
+                           impl->stream);
+      launch = k->compile(again);
+      requested = again.workspace_requested();
+    }
     if (!launch.is_ok()) {
       Status st = launch.status();
       if (st.message().find(n.describe()) == std::string::npos)
         st = st.with_context(n.describe() + ": ");
       return st;
     }
-    if (ctx.workspace_requested() > node_limit)
+    if (requested > node_limit)
       return invalid_argument(
-          n.describe() + ": needs " + std::to_string(ctx.workspace_requested()) +
-          " bytes of workspace but " +
+          n.describe() + ": needs " + std::to_string(requested) + " bytes of workspace but " +
           (ws_in_arena ? "the plan gives it " + std::to_string(node_limit) + " in the arena"
                        : "the plan's workspace region holds " + std::to_string(limit)) +
           " (plan with `--device cuda` to size it from the GPU's algorithms)");
@@ -367,8 +378,8 @@ Result<std::unique_ptr<Session>> Session::create(const ir::Model& model,
     impl->node_ops.push_back(n.domain().empty() || n.domain() == "ai.onnx"
                                  ? n.op_type()
                                  : n.domain() + "." + n.op_type());
-    impl->workspace_of.push_back(ctx.workspace_requested());
-    workspace_needed = std::max(workspace_needed, ctx.workspace_requested());
+    impl->workspace_of.push_back(requested);
+    workspace_needed = std::max(workspace_needed, requested);
   }
   fp.node_workspace = impl->workspace_of;
   fp.workspace = options.workspace_limit != 0 ? planner::align_up(workspace_needed, align)

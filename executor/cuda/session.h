@@ -65,6 +65,10 @@ struct SessionOptions {
   // error naming it). Planning for the device (`xopt --device cuda`) compiles with a generous
   // limit and stores what each node asked.
   size_t workspace_limit = 0;
+  // With workspace_limit: a smaller limit per node (parallel to the plan's node order), e.g. the
+  // bytes the activations leave free at its step, so that its workspace raises no peak. A node
+  // that needs more than its limit to run at all (attention's buffers) gets what it needs.
+  std::vector<size_t> node_workspace_limit;
 };
 
 // Per-run figures.

@@ -89,10 +89,10 @@ TEST(PlanJson, ReadsVersion1AndRefusesFutureVersions) {
   EXPECT_EQ(p->values[0].role, "activation");
   EXPECT_TRUE(p->strategies.empty());
   EXPECT_TRUE(check_plan(*p).is_ok());
-  auto future = plan_from_json(R"({"format":"xopt.memory_plan","version":3,"alignment":256,
+  auto future = plan_from_json(R"({"format":"xopt.memory_plan","version":4,"alignment":256,
     "arena_bytes":0,"values":[]})");
   ASSERT_FALSE(future.is_ok());
-  EXPECT_NE(future.status().message().find("version 3"), std::string::npos);
+  EXPECT_NE(future.status().message().find("version 4"), std::string::npos);
 }
 
 TEST(Annotate, PlanTravelsInTheModelMetadata) {

@@ -122,6 +122,23 @@ TEST(WorkspaceInArena, EachNodesScratchIsAValueLiveAtItsStep) {
   EXPECT_FALSE(check_plan(lie).is_ok());
 }
 
+// What a node's workspace may take without raising the activations' peak: c1's step holds c1
+// (768) while the peak is at r's step (c1 and r: 1536).
+TEST(WorkspaceInArena, SlackPerStepBelowTheActivationPeak) {
+  GraphBuilder b;
+  ir::Value* x = b.input("x", {1, 3, 8, 8});
+  ir::Value* c1 = b.op("Conv", {x, b.weight("w1", {4, 3, 3, 3})}, "c1", {1, 4, 6, 6});
+  ir::Value* r = b.op("Exp", {c1}, "r", {1, 4, 6, 6});
+  ir::Value* s = b.op("Add", {c1, r}, "s", {1, 4, 6, 6});
+  b.output(b.op("Neg", {s}, "y", {1, 4, 6, 6}));
+  PlanOptions in;
+  in.workspace_in_arena = true;
+  auto p = plan(b.graph(), in);
+  ASSERT_TRUE(p.is_ok());
+  // Steps: c1 (c1 live), r (c1, r), s (c1, r; s in place over one of them), y.
+  EXPECT_EQ(activation_slack(*p), (std::vector<size_t>{768, 0, 0, 1536 - 768}));
+}
+
 // Sizes measured elsewhere (the GPU's algorithms) replace the estimate and move the values.
 TEST(WorkspaceInArena, ReplannedWithMeasuredSizes) {
   GraphBuilder b;

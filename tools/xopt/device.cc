@@ -156,6 +156,9 @@ Result<DeviceMeasurement> measure_on_cuda(const ir::Model& model, const planner:
   // Each node takes its best algorithm within --max-workspace; the plan's workspace region is
   // then sized from what they chose.
   XOPT_ASSIGN_OR_RETURN(o.workspace_limit, parse_size(flags.max_workspace));
+  // Workspace in the arena: a node's workspace should take only bytes the activations leave free
+  // at its step, or it raises the arena (the peak's nodes run without, where they can).
+  if (plan.workspace_in_arena) o.node_workspace_limit = planner::activation_slack(plan);
   XOPT_ASSIGN_OR_RETURN(std::unique_ptr<cuda::Session> s, cuda::Session::create(model, plan, o));
   const cuda::Footprint& fp = s->footprint();
   DeviceMeasurement m;

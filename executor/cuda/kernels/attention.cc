@@ -254,16 +254,19 @@ Result<Launch> multi_head_attention(CompileContext& ctx) {
       PairGemm g1, make_pair_gemm(ctx, lt_cap, s1, bc, n, probe(qh.base, q_step), qh.b_stride,
                                   qh.n_stride, probe(kh.base, k_step), kh.b_stride, kh.n_stride,
                                   ws_ptr(scores_at), n * s * l, s * l));
-  // output[b, s, n*Hv + j] (S x Hv, row stride N*Hv) = P (S x L) * V_h (L x Hv).
+  // output[b, s, n*Hv + j] (S x Hv, row stride N*Hv) = P (S x L) * V_h (L x Hv), or the same
+  // into [b, N, S, Hv] in the workspace (merge_out), gathered into the output afterwards.
   LtGemmSpec s2;
   s2.m = s, s2.n = hv, s2.k = l;
   s2.a_rs = l, s2.a_cs = 1;
   s2.b_rs = vh.row, s2.b_cs = 1;
-  s2.y_ld = n * hv;
-  XOPT_ASSIGN_OR_RETURN(PairGemm g2,
-                        make_pair_gemm(ctx, lt_cap, s2, bc, n, ws_ptr(scores_at), n * s * l, s * l,
-                                       probe(vh.base, v_step), vh.b_stride, vh.n_stride,
-                                       probe(yd, y_step), s * n * hv, hv));
+  s2.y_ld = merge_out ? hv : n * hv;
+  const float* y_base = merge_out ? ws_ptr(o_at) : yd;
+  XOPT_ASSIGN_OR_RETURN(
+      PairGemm g2,
+      make_pair_gemm(ctx, lt_cap, s2, bc, n, ws_ptr(scores_at), n * s * l, s * l,
+                     probe(vh.base, v_step), vh.b_stride, vh.n_stride, probe(y_base, y_step),
+                     merge_out ? n * s * hv : s * n * hv, merge_out ? s * hv : hv));
   const size_t lt_ws = std::max(g1.gemm->workspace(), g2.gemm->workspace());
   ctx.request_workspace(lt_at + lt_ws);
 
