@@ -84,6 +84,8 @@ TEST(Cli, UsageErrorsExitWithOne) {
       {"--input-shape", "x=1xx4", model},
       {"--input-shape", "no_such_input=1x4", model},
       {"--external-data", "12 parsecs", model},
+      {"--min-workspace", "lots", model},
+      {"--max-workspace", "-1", model},
       {"--no-such-flag", model},
       {},
   };

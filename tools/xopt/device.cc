@@ -52,6 +52,10 @@ void add_device_flags(CLI::App& app, DeviceFlags& flags) {
   app.add_option("--max-workspace", flags.max_workspace,
                  "Planning with --device cuda: the most workspace one node's algorithm may take "
                  "(default 64MiB; faster algorithms often want more)");
+  app.add_option("--min-workspace", flags.min_workspace,
+                 "Planning with --device cuda (workspace in the arena): a node's workspace takes "
+                 "the bytes the activations leave free at its step, and at least this much "
+                 "(default 4MiB), which may raise the arena's peak by as much");
 }
 
 bool cuda_built() {
@@ -70,6 +74,8 @@ Status check_device_flags(const DeviceFlags& flags) {
   if (flags.cuda() && !cuda_built()) return invalid_argument(not_built().message());
   if (auto size = parse_size(flags.max_workspace); !size.is_ok())
     return invalid_argument("--max-workspace: " + size.status().message());
+  if (auto size = parse_size(flags.min_workspace); !size.is_ok())
+    return invalid_argument("--min-workspace: " + size.status().message());
   return Status::ok();
 }
 
@@ -158,7 +164,11 @@ Result<DeviceMeasurement> measure_on_cuda(const ir::Model& model, const planner:
   XOPT_ASSIGN_OR_RETURN(o.workspace_limit, parse_size(flags.max_workspace));
   // Workspace in the arena: a node's workspace should take only bytes the activations leave free
   // at its step, or it raises the arena (the peak's nodes run without, where they can).
-  if (plan.workspace_in_arena) o.node_workspace_limit = planner::activation_slack(plan);
+  if (plan.workspace_in_arena) {
+    XOPT_ASSIGN_OR_RETURN(const size_t floor, parse_size(flags.min_workspace));
+    o.node_workspace_limit = planner::activation_slack(plan);
+    for (size_t& limit : o.node_workspace_limit) limit = std::max(limit, floor);
+  }
   XOPT_ASSIGN_OR_RETURN(std::unique_ptr<cuda::Session> s, cuda::Session::create(model, plan, o));
   const cuda::Footprint& fp = s->footprint();
   DeviceMeasurement m;

@@ -24,6 +24,9 @@ struct DeviceFlags {
   bool no_graph = false;  // replay the launch list directly instead of as a CUDA graph
   // Planning for the GPU: the most workspace one node's algorithm may take ("64MiB").
   std::string max_workspace = "64MiB";
+  // Workspace in the arena: what each node may take even where the activations leave less free
+  // (its algorithm's speed against the arena's peak).
+  std::string min_workspace = "4MiB";
   bool cuda() const { return device == "cuda"; }
 };
 
