@@ -55,7 +55,7 @@ void add_device_flags(CLI::App& app, DeviceFlags& flags) {
   app.add_option("--min-workspace", flags.min_workspace,
                  "Planning with --device cuda (workspace in the arena): a node's workspace takes "
                  "the bytes the activations leave free at its step, and at least this much "
-                 "(default 4MiB), which may raise the arena's peak by as much");
+                 "(default 8MiB), which may raise the arena's peak by as much");
 }
 
 bool cuda_built() {

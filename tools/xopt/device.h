@@ -26,7 +26,7 @@ struct DeviceFlags {
   std::string max_workspace = "64MiB";
   // Workspace in the arena: what each node may take even where the activations leave less free
   // (its algorithm's speed against the arena's peak).
-  std::string min_workspace = "4MiB";
+  std::string min_workspace = "8MiB";
   bool cuda() const { return device == "cuda"; }
 };
 
