@@ -27,6 +27,9 @@ struct PassOptions {
   size_t fold_max_bytes = size_t{1} << 20;
   // Bindings for symbolic input dims (--input-shape, --batch), applied before shape inference.
   ir::ShapeBindings shape_bindings;
+  // Ranges of input shapes (--input-shape NAME=MIN:MAX): the tool binds the dims fixed across a
+  // range (planner::bind_range) and plan-memory plans for the whole range (planner::plan_range).
+  std::vector<planner::InputRange> shape_ranges;
   // Memory planning (the plan group): arena alignment, graph inputs/outputs inside the arena, and
   // a memory budget (0: none) for which plan-memory finds the largest batch that fits and plans
   // the model at that batch.
@@ -59,6 +62,10 @@ struct PlanOutcome {
 Result<std::vector<int64_t>> parse_dims(std::string_view text);
 // "input=1x3x224x224" -> ("input", dims). The name may itself contain '='; the last one splits.
 Result<std::pair<std::string, std::vector<int64_t>>> parse_input_shape(std::string_view text);
+// "input=1x3x48x32:1x3x48x2048" or "input=MIN:OPT:MAX" -> the range; plain "input=DIMS" gives a
+// range with min = max. Errors say what is wrong with the text (checked with
+// planner::check_ranges: ranks agree, min <= opt <= max).
+Result<planner::InputRange> parse_input_shape_range(std::string_view text);
 
 // What a pass sees besides the model: options, named statistics counters and the shape analysis.
 class PassContext {

@@ -1,6 +1,7 @@
 #include <charconv>
 
 #include "passes/pass.h"
+#include "planner/shape_range.h"
 
 namespace xopt::passes {
 
@@ -30,6 +31,34 @@ Result<std::pair<std::string, std::vector<int64_t>>> parse_input_shape(std::stri
                             "' (expected NAME=DIMS, e.g. input=1x3x224x224)");
   XOPT_ASSIGN_OR_RETURN(auto dims, parse_dims(text.substr(eq + 1)));
   return std::make_pair(std::string(text.substr(0, eq)), std::move(dims));
+}
+
+Result<planner::InputRange> parse_input_shape_range(std::string_view text) {
+  size_t eq = text.rfind('=');
+  if (eq == std::string_view::npos || eq == 0)
+    return invalid_argument("bad input shape '" + std::string(text) +
+                            "' (expected NAME=DIMS or NAME=MIN:MAX, e.g. x=1x3x48x32:1x3x48x2048)");
+  planner::InputRange r;
+  r.name = std::string(text.substr(0, eq));
+  std::vector<std::vector<int64_t>> parts;
+  std::string_view rest = text.substr(eq + 1);
+  size_t pos = 0;
+  while (pos <= rest.size()) {
+    size_t colon = rest.find(':', pos);
+    if (colon == std::string_view::npos) colon = rest.size();
+    auto dims = parse_dims(rest.substr(pos, colon - pos));
+    if (!dims.is_ok()) return dims.status().with_context("input '" + r.name + "': ");
+    parts.push_back(std::move(*dims));
+    pos = colon + 1;
+  }
+  if (parts.size() > 3)
+    return invalid_argument("bad shape range '" + std::string(text) +
+                            "' (expected NAME=MIN:MAX or NAME=MIN:OPT:MAX)");
+  r.min = parts.front();
+  r.max = parts.back();
+  if (parts.size() == 3) r.opt = parts[1];
+  XOPT_RETURN_IF_ERROR(planner::check_ranges({r}));
+  return r;
 }
 
 }  // namespace xopt::passes

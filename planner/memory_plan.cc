@@ -48,6 +48,15 @@ std::string plan_to_json(const MemoryPlan& plan) {
                     {"workspace", plan.breakdown.workspace},
                     {"workspace_estimated", plan.breakdown.workspace_estimated}};
   if (!plan.breakdown.device.empty()) j["breakdown"]["device"] = plan.breakdown.device;
+  if (!plan.input_ranges.empty()) {
+    auto& ranges = j["input_ranges"] = nlohmann::json::array();
+    for (const InputRange& r : plan.input_ranges) {
+      nlohmann::json e = {{"name", r.name}, {"min", r.min}, {"max", r.max}};
+      if (!r.opt.empty()) e["opt"] = r.opt;
+      ranges.push_back(std::move(e));
+    }
+    j["min_arena_bytes"] = plan.min_arena_bytes;
+  }
   return j.dump();
 }
 
@@ -102,6 +111,20 @@ Result<MemoryPlan> plan_from_json(const std::string& text) {
       p.breakdown.workspace = b.value("workspace", size_t{0});
       p.breakdown.workspace_estimated = b.value("workspace_estimated", true);
       p.breakdown.device = b.value("device", std::string());
+    }
+    if (j.contains("input_ranges")) {
+      for (const auto& e : j["input_ranges"]) {
+        InputRange r;
+        r.name = e.at("name").get<std::string>();
+        r.min = e.at("min").get<std::vector<int64_t>>();
+        r.max = e.at("max").get<std::vector<int64_t>>();
+        r.opt = e.value("opt", std::vector<int64_t>{});
+        if (r.min.size() != r.max.size() || (!r.opt.empty() && r.opt.size() != r.max.size()))
+          return invalid_model("memory plan: the range of input '" + r.name +
+                               "' has min, opt and max of different ranks");
+        p.input_ranges.push_back(std::move(r));
+      }
+      p.min_arena_bytes = j.value("min_arena_bytes", size_t{0});
     }
     return p;
   } catch (const std::exception& e) {

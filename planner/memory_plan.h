@@ -59,6 +59,14 @@ inline std::string workspace_value_name(const std::string& node_key) {
   return node_key + "#workspace";
 }
 
+// A range of shapes one graph input may take (`--input-shape x=1x3x48x32:1x3x48x2048`, TensorRT's
+// min/opt/max profile): every dim lies between min's and max's. The plan is made at max; opt (empty
+// when not given) is only recorded.
+struct InputRange {
+  std::string name;
+  std::vector<int64_t> min, opt, max;
+};
+
 struct MemoryPlan {
   // Version 2 added alias_kind, role, strategies, node_workspace and proven_optimal; version 3
   // workspace_in_arena. Older documents still read (the new fields take their defaults).
@@ -84,6 +92,13 @@ struct MemoryPlan {
   std::vector<StrategyResult> strategies;
   bool proven_optimal = false;  // arena is optimal for this order (not just within the bound)
   Breakdown breakdown;
+  // Set for a plan made for a range of input shapes (planner/shape_range.h): the plan's sizes are
+  // the largest shapes', any input inside every range runs in it (each value at its offset, in at
+  // most its planned bytes), and min_arena_bytes is the arena the same graph needs at the min
+  // shapes. Optional fields of version 3 ("input_ranges", "min_arena_bytes"); empty: the plan
+  // holds the planned shapes only.
+  std::vector<InputRange> input_ranges;
+  size_t min_arena_bytes = 0;
 
   const PlannedValue* find(const std::string& name) const;
   double ratio_to_lower_bound() const {

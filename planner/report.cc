@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "planner/planner.h"
+#include "planner/shape_range.h"
 
 namespace xopt::planner {
 namespace {
@@ -67,6 +68,18 @@ std::string report_text(const MemoryPlan& plan) {
     out += format("  %-28s %16zu  %12s\n", "naive, model as given", plan.input_naive_bytes,
                   human_bytes(plan.input_naive_bytes).c_str());
   out += format("  %-28s %16.4f\n", "arena / lower bound", plan.ratio_to_lower_bound());
+  if (!plan.input_ranges.empty()) {
+    // A plan for a range of shapes: made at the max, holds every shape down to the min.
+    out += "shape range (planned at the max, runs anywhere in the range)\n";
+    for (const InputRange& r : plan.input_ranges)
+      out += "  " + r.name + ": min " + dims_text(r.min) +
+             (r.opt.empty() ? "" : ", opt " + dims_text(r.opt)) + ", max " + dims_text(r.max) +
+             "\n";
+    out += format("  %-28s %16zu  %12s\n", "arena at the max", plan.arena_bytes,
+                  human_bytes(plan.arena_bytes).c_str());
+    out += format("  %-28s %16zu  %12s\n", "arena at the min", plan.min_arena_bytes,
+                  human_bytes(plan.min_arena_bytes).c_str());
+  }
   out += format("  %-28s %16.2fx\n", "naive this graph / arena",
                 ratio(plan.naive_bytes, plan.arena_bytes));
   if (plan.input_naive_bytes != 0)
@@ -114,6 +127,16 @@ std::string report_json(const MemoryPlan& plan) {
                    {"values", plan.values.size()},
                    {"workspace_bytes", plan.workspace_bytes},
                    {"workspace_in_arena", plan.workspace_in_arena}};
+  if (!plan.input_ranges.empty()) {
+    auto& ranges = j["planning"]["input_ranges"] = nlohmann::json::array();
+    for (const InputRange& r : plan.input_ranges) {
+      nlohmann::json e = {{"name", r.name}, {"min", r.min}, {"max", r.max}};
+      if (!r.opt.empty()) e["opt"] = r.opt;
+      ranges.push_back(std::move(e));
+    }
+    j["planning"]["min_arena_bytes"] = plan.min_arena_bytes;
+    j["planning"]["max_arena_bytes"] = plan.arena_bytes;
+  }
   auto& s = j["strategies"] = nlohmann::json::array();
   for (const StrategyResult& r : plan.strategies)
     s.push_back({{"name", r.name}, {"arena_bytes", r.arena_bytes}, {"optimal", r.optimal}});

@@ -72,11 +72,15 @@ Result<ir::Tensor> ArenaAllocator::slot(const ir::Value& value, ir::DType dtype,
   if (pv == nullptr)
     return invalid_argument("memory plan: value '" + value.name() + "' has no place in the plan");
   size_t nbytes = static_cast<size_t>(ir::numel(dims)) * ir::dtype_size(dtype);
-  if (nbytes != pv->bytes)
+  // A plan for one shape holds exactly its sizes; a plan for a range of shapes holds every value
+  // at its offset in at most the bytes planned at the largest shapes.
+  const bool range = !plan_.input_ranges.empty();
+  if (range ? nbytes > pv->bytes : nbytes != pv->bytes)
     return invalid_argument("memory plan: value '" + value.name() + "' is " +
                             std::to_string(nbytes) + " bytes (" +
                             std::string(ir::dtype_name(dtype)) + " " + dims_to_string(dims) +
-                            ") but the plan reserved " + std::to_string(pv->bytes));
+                            ") but the plan reserved " + std::to_string(pv->bytes) +
+                            (range ? " at the largest shapes of its range" : ""));
   auto storage = std::make_shared<ArenaSlice>(arena_, pv->offset, nbytes);
   if (zero && pv->alias_of.empty() && nbytes > 0) std::memset(storage->mutable_data(), 0, nbytes);
   return ir::Tensor(dtype, dims, std::move(storage), 0);

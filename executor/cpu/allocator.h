@@ -82,7 +82,8 @@ class ArenaAllocator final : public OutputAllocator {
   // Checks the plan (check_plan's error is returned as is) and allocates the arena.
   static Result<std::unique_ptr<ArenaAllocator>> create(const planner::MemoryPlan& plan);
 
-  // The planned slot of `value`, refusing a size that differs from the plan. Values of type string
+  // The planned slot of `value`, refusing a size that differs from the plan (for a plan made for
+  // a range of shapes: a size larger than planned). Values of type string
   // (stored out of line) get their own tensor, and so do unplanned values that may be (see below);
   // any other unplanned value is an error.
   Result<ir::Tensor> allocate(const ir::Value& value, ir::DType dtype,

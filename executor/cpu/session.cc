@@ -11,6 +11,7 @@
 #include "executor/cpu/kernel.h"
 #include "executor/cpu/parallel.h"
 #include "planner/planner.h"
+#include "planner/shape_range.h"
 
 namespace xopt::exec {
 
@@ -116,6 +117,9 @@ Result<std::vector<ir::Tensor>> run_model(const ir::Model& model,
                                           const RunOptions& options) {
   const ir::Graph& g = *model.graph;
   XOPT_RETURN_IF_ERROR(check_inputs(g, inputs));
+  if (options.plan != nullptr)  // a plan made for a range of shapes holds the inputs inside it
+    for (const auto& [name, t] : inputs)
+      XOPT_RETURN_IF_ERROR(planner::check_in_range(*options.plan, name, t.dims()));
   XOPT_ASSIGN_OR_RETURN(std::vector<const ir::Node*> order, execution_order(g, options.plan));
   const ScopedIntraOpThreads threads(options.threads > 0 ? options.threads
                                                          : default_intra_op_threads());

@@ -28,10 +28,12 @@ struct RunStats {
 struct RunOptions {
   // When set, every planned activation lives in one arena at the plan's offsets. The plan is
   // checked (check_plan) before anything runs, and a kernel output whose size disagrees with it is
-  // an error. Nodes run in plan->node_order when it is given (the order the plan's steps refer to);
-  // every activation read by a node or returned must be planned, and a value read outside its
-  // planned [first_step, last_step] is an error. Values not in the plan (graph inputs and outputs
-  // when io_in_arena is false, initializers, outputs nobody reads) get their own buffers.
+  // an error. A plan made for a range of shapes (MemoryPlan::input_ranges) refuses an input outside
+  // its range, naming the input and the dim, and holds smaller values in their planned slots. Nodes
+  // run in plan->node_order when it is given (the order the plan's steps refer to); every
+  // activation read by a node or returned must be planned, and a value read outside its planned
+  // [first_step, last_step] is an error. Values not in the plan (graph inputs and outputs when
+  // io_in_arena is false, initializers, outputs nobody reads) get their own buffers.
   const planner::MemoryPlan* plan = nullptr;
   // Called after each node for each of its outputs (validation, debugging, plan building).
   std::function<void(const ir::Node&, const ir::Value&, const ir::Tensor&)> on_output;

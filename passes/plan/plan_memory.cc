@@ -13,6 +13,7 @@
 #include "planner/annotate.h"
 #include "planner/batch.h"
 #include "planner/planner.h"
+#include "planner/shape_range.h"
 
 namespace xopt::passes {
 namespace {
@@ -46,7 +47,14 @@ class PlanMemory final : public Pass {
         bound_batch(g, o.plan_batch != 0 ? o.plan_batch : o.shape_bindings.batch.value_or(0));
     auto start = std::chrono::steady_clock::now();
     PlanOutcome out;
-    if (o.max_batch_bytes > 0) {
+    if (!o.shape_ranges.empty()) {
+      // A range of shapes: planned at its largest, on copies bound at points of the range, after
+      // checking that no value shrinks as the input dims grow (planner/shape_range.h).
+      if (o.max_batch_bytes > 0)
+        return invalid_argument(
+            "a memory budget (--max-batch) and a shape range exclude each other");
+      XOPT_ASSIGN_OR_RETURN(out.plan, planner::plan_range(model, o.shape_ranges, po));
+    } else if (o.max_batch_bytes > 0) {
       // The search binds the batch dim itself, on copies of the model.
       planner::BatchBudget budget;
       budget.budget_bytes = o.max_batch_bytes;
@@ -75,7 +83,9 @@ class PlanMemory final : public Pass {
     } else {
       XOPT_RETURN_IF_ERROR(check_static(g));
     }
-    XOPT_ASSIGN_OR_RETURN(out.plan, planner::plan(g, po));
+    if (o.shape_ranges.empty()) {
+      XOPT_ASSIGN_OR_RETURN(out.plan, planner::plan(g, po));
+    }
     // The input model's naive figure holds at the batch it was measured at only.
     if (!out.batch_searched) out.plan.input_naive_bytes = o.input_naive_bytes;
     out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

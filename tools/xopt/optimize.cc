@@ -18,6 +18,7 @@
 #include "planner/lifetimes.h"
 #include "planner/memory_plan.h"
 #include "planner/report.h"
+#include "planner/shape_range.h"
 #include "tools/xopt/command.h"
 #include "tools/xopt/device.h"
 #include "tools/xopt/validate.h"
@@ -127,8 +128,12 @@ void print_plan(const passes::PlanOutcome& p, bool quiet) {
           human_bytes(p.next_total_bytes - std::min(p.next_total_bytes, p.budget_bytes)).c_str());
   }
   if (quiet) return;
-  const std::string batch = p.plan.batch > 0 ? "batch " + std::to_string(p.plan.batch)
-                                             : std::string("input shapes as given");
+  std::string batch = p.plan.batch > 0 ? "batch " + std::to_string(p.plan.batch)
+                                       : std::string("input shapes as given");
+  if (!p.plan.input_ranges.empty()) {
+    batch = "shape range";
+    for (const planner::InputRange& r : p.plan.input_ranges) batch += " " + planner::range_text(r);
+  }
   std::fprintf(stderr, "memory plan (%s, planned in %.2f ms)\n", batch.c_str(), p.seconds * 1e3);
   std::fputs(planner::report_text(p.plan).c_str(), stderr);
   if (p.batch_searched && p.has_next) {
@@ -173,12 +178,31 @@ int run_optimize(const OptimizeOptions& o) {
 
   // Everything the flags can get wrong is checked before the model is read.
   ir::ShapeBindings bindings;
+  std::vector<planner::InputRange> ranges;  // --input-shape NAME=MIN:MAX or NAME=MIN:OPT:MAX
   for (const auto& s : o.input_shapes) {
+    const size_t eq = s.rfind('=');
+    if (eq != std::string::npos && s.find(':', eq) != std::string::npos) {
+      auto range = passes::parse_input_shape_range(s);
+      if (!range.is_ok())
+        return report_error(kExitUsage, "--input-shape: " + range.status().message());
+      ranges.push_back(std::move(*range));
+      continue;
+    }
     auto parsed = passes::parse_input_shape(s);
     if (!parsed.is_ok())
       return report_error(kExitUsage, "--input-shape: " + parsed.status().message());
     bindings.input_shapes[parsed->first] = parsed->second;
   }
+  if (Status rs = planner::check_ranges(ranges); !rs.is_ok())
+    return report_error(kExitUsage, "--input-shape: " + rs.message());
+  for (const planner::InputRange& r : ranges)
+    if (bindings.input_shapes.count(r.name) != 0)
+      return report_error(kExitUsage,
+                          "--input-shape: input '" + r.name + "' is given a shape and a range");
+  if (!ranges.empty() && (o.batch != 0 || !o.max_batch.empty()))
+    return report_error(kExitUsage,
+                        std::string(o.batch != 0 ? "--batch" : "--max-batch") +
+                            " and a shape range exclude each other (give the batch in the range)");
   if (o.batch < 0) return report_error(kExitUsage, "--batch must be positive");
   if (o.batch > 0) bindings.batch = o.batch;
   ir::SaveOptions save;
@@ -274,12 +298,16 @@ int run_optimize(const OptimizeOptions& o) {
   st = ir::verify(*model.graph);
   if (!st.is_ok()) return report_error(kExitBadModel, st.message(), o.model);
   // A binding that does not fit the model is a mistake in the flags, not in the model.
-  st = ir::bind_input_shapes(*model.graph, bindings);
+  // A range binds the dims it fixes and leaves the ones it varies symbolic: the passes then keep
+  // the graph valid for every shape of the range, and plan-memory plans it at the largest.
+  st = planner::bind_range(*model.graph, ranges);
+  if (st.is_ok()) st = ir::bind_input_shapes(*model.graph, bindings);
   if (!st.is_ok()) return report_error(kExitUsage, st.message(), o.model);
   st = ir::infer_shapes(*model.graph);
   if (!st.is_ok()) return report_error(kExitBadModel, st.message(), o.model);
 
   pass_options.shape_bindings = bindings;
+  pass_options.shape_ranges = ranges;
   if (plans && o.max_batch.empty()) {
     // The baseline a user without a planner pays, at the shapes planned (a --max-batch search
     // plans at another batch); unknown when some size is not static yet.
@@ -362,8 +390,30 @@ int run_optimize(const OptimizeOptions& o) {
     if (!original.is_ok()) return report(original.status(), o.model);
     st = ir::bind_input_shapes(*original->graph, bindings);
     if (!st.is_ok()) return report_error(kExitUsage, st.message(), o.model);
-    return validate_models(*original, &model, o.validation, bindings, o.model + " (original)",
-                           out + " (optimized)");
+    if (ranges.empty())
+      return validate_models(*original, &model, o.validation, bindings, o.model + " (original)",
+                             out + " (optimized)");
+    // A range: both models at the min, the opt (when given) and the max of every range.
+    int rc = kExitOk;
+    for (const char* end : {"min", "opt", "max"}) {
+      ir::ShapeBindings at = bindings;
+      std::string where;
+      for (const planner::InputRange& r : ranges) {
+        const std::string e = end;
+        const auto& dims = e == "min" ? r.min : e == "max" ? r.max : r.opt.empty() ? r.min : r.opt;
+        at.input_shapes[r.name] = dims;
+        where += (where.empty() ? "" : ", ") + r.name + "=" + planner::dims_text(dims);
+      }
+      if (std::string(end) == "opt" &&
+          std::all_of(ranges.begin(), ranges.end(), [](const auto& r) { return r.opt.empty(); }))
+        continue;
+      std::printf("validating at the %s of the range (%s)\n", end, where.c_str());
+      std::fflush(stdout);
+      const int one = validate_models(*original, &model, o.validation, at, o.model + " (original)",
+                                      out + " (optimized)");
+      if (one != kExitOk && rc == kExitOk) rc = one;
+    }
+    return rc;
   }
   return kExitOk;
 }
@@ -388,7 +438,9 @@ std::function<int()> setup_optimize(CLI::App& app) {
   app.add_option("--print-dir", o->print_dir,
                  "Write --print-after dumps as numbered files in this folder instead of stderr");
   app.add_option("--input-shape", o->input_shapes,
-                 "Bind an input's shape, e.g. input=1x3x224x224 (repeatable)")
+                 "Bind an input's shape, e.g. input=1x3x224x224, or a range of shapes to plan for, "
+                 "MIN:MAX or MIN:OPT:MAX, e.g. x=1x3x48x32:1x3x48x2048 (the plan is made at the "
+                 "max and runs any shape in the range; repeatable)")
       ->type_size(1)
       ->allow_extra_args(false);
   app.add_option("--batch", o->batch,

@@ -9,6 +9,7 @@
 #include "planner/memory_plan.h"
 #include "planner/plan_text.h"
 #include "planner/report.h"
+#include "planner/shape_range.h"
 #include "tools/xopt/command.h"
 
 namespace xopt::tool {
@@ -34,6 +35,11 @@ int run_plan_info(const PlanInfoOptions& o) {
   std::printf("arena %zu bytes (%s), lower bound %zu, naive %zu, workspace %zu\n", p.arena_bytes,
               planner::human_bytes(p.arena_bytes).c_str(), p.lower_bound, p.naive_bytes,
               p.workspace_bytes);
+  for (const planner::InputRange& r : p.input_ranges)
+    std::printf("shape range %s: arena %zu bytes (%s) at the max, %zu (%s) at the min\n",
+                planner::range_text(r).c_str(), p.arena_bytes,
+                planner::human_bytes(p.arena_bytes).c_str(), p.min_arena_bytes,
+                planner::human_bytes(p.min_arena_bytes).c_str());
   std::fputs(planner::report_text(p).c_str(), stdout);
   if (o.values) std::fputs(planner::plan_to_text(p).c_str(), stdout);
   return kExitOk;
