@@ -73,13 +73,16 @@ struct Session::Impl {
   Handles handles;
   cudaEvent_t start = nullptr, stop = nullptr;
   DeviceBuffer params, arena, workspace, io;
+  std::shared_ptr<SharedDeviceArena> shared;  // when set, its arena and workspace are used
+  void* arena_base() const { return shared ? shared->arena() : arena.data(); }
+  void* workspace_base() const { return shared ? shared->workspace() : workspace.data(); }
   std::vector<Launch> launches;
   std::vector<size_t> workspace_of;  // per launch
   // Per launch: where its workspace starts, when the plan keeps workspace in the arena (nullptr:
   // the workspace region).
   std::vector<void*> workspace_at;
   void* workspace_of_launch(size_t i) {
-    return workspace_at[i] != nullptr ? workspace_at[i] : workspace.data();
+    return workspace_at[i] != nullptr ? workspace_at[i] : workspace_base();
   }
   std::vector<std::string> node_names;  // describe() of each launch's node, for errors
   std::vector<std::string> node_ops;    // its op type, for profiles
@@ -126,6 +129,26 @@ struct Session::Impl {
     cudaError_t inst = cudaGraphInstantiate(&graph_exec, graph, 0);
     cudaGraphDestroy(graph);
     return cuda_status(inst, "cudaGraphInstantiate");
+  }
+
+  // Holds the shared arena (if any) for one run; refuses when another session holds it.
+  class Claim {
+   public:
+    explicit Claim(SharedDeviceArena* a) : a_(a != nullptr && a->try_acquire() ? a : nullptr) {}
+    ~Claim() {
+      if (a_ != nullptr) a_->release();
+    }
+    Claim(const Claim&) = delete;
+    Claim& operator=(const Claim&) = delete;
+    bool held() const { return a_ != nullptr; }
+
+   private:
+    SharedDeviceArena* a_;
+  };
+  Status claim_error() const {
+    return invalid_argument("shared arena '" + shared->shared().id +
+                            "': another model is running in it (models that share an arena run "
+                            "one at a time)");
   }
 
   Status launch_once() {
@@ -266,7 +289,21 @@ Result<std::unique_ptr<Session>> Session::create(const ir::Model& model,
   size_t used_before = 0, used_after = 0;
   XOPT_ASSIGN_OR_RETURN(used_before, in_use());
   XOPT_ASSIGN_OR_RETURN(impl->params, DeviceBuffer::allocate(param_bytes, "parameters"));
-  XOPT_ASSIGN_OR_RETURN(impl->arena, DeviceBuffer::allocate(plan.arena_bytes, "activation arena"));
+  if (options.shared_arena) {
+    const planner::SharedArena& sh = options.shared_arena->shared();
+    if (plan.arena_bytes > sh.arena_bytes || plan.workspace_bytes > sh.workspace_bytes ||
+        plan.alignment != sh.alignment)
+      return invalid_argument(
+          "shared arena '" + sh.id + "' (arena " + std::to_string(sh.arena_bytes) + ", workspace " +
+          std::to_string(sh.workspace_bytes) + ", alignment " + std::to_string(sh.alignment) +
+          ") cannot hold this plan (arena " + std::to_string(plan.arena_bytes) + ", workspace " +
+          std::to_string(plan.workspace_bytes) + ", alignment " + std::to_string(plan.alignment) +
+          ")");
+    impl->shared = options.shared_arena;
+  } else {
+    XOPT_ASSIGN_OR_RETURN(impl->arena,
+                          DeviceBuffer::allocate(plan.arena_bytes, "activation arena"));
+  }
   XOPT_ASSIGN_OR_RETURN(impl->io, DeviceBuffer::allocate(io_bytes, "input/output region"));
   fp.parameters = param_bytes;
   fp.arena = plan.arena_bytes;
@@ -304,7 +341,7 @@ Result<std::unique_ptr<Session>> Session::create(const ir::Model& model,
       return invalid_argument("memory plan: " + describe_value(*v) + " needs " +
                               std::to_string(t.nbytes()) + " bytes but the plan gives it " +
                               std::to_string(pv.bytes));
-    t.data = static_cast<std::byte*>(impl->arena.data()) + pv.offset;
+    t.data = static_cast<std::byte*>(impl->arena_base()) + pv.offset;
     slot[v] = std::move(t);
   }
 
@@ -372,7 +409,7 @@ Result<std::unique_ptr<Session>> Session::create(const ir::Model& model,
                        : "the plan's workspace region holds " + std::to_string(limit)) +
           " (plan with `--device cuda` to size it from the GPU's algorithms)");
     impl->workspace_at.push_back(
-        own_ws != nullptr ? static_cast<std::byte*>(impl->arena.data()) + own_ws->offset : nullptr);
+        own_ws != nullptr ? static_cast<std::byte*>(impl->arena_base()) + own_ws->offset : nullptr);
     impl->launches.push_back(std::move(launch).value());
     impl->node_names.push_back(n.describe());
     impl->node_ops.push_back(n.domain().empty() || n.domain() == "ai.onnx"
@@ -384,7 +421,9 @@ Result<std::unique_ptr<Session>> Session::create(const ir::Model& model,
   fp.node_workspace = impl->workspace_of;
   fp.workspace = options.workspace_limit != 0 ? planner::align_up(workspace_needed, align)
                                               : plan.workspace_bytes;
-  XOPT_ASSIGN_OR_RETURN(impl->workspace, DeviceBuffer::allocate(fp.workspace, "workspace"));
+  if (!impl->shared) {
+    XOPT_ASSIGN_OR_RETURN(impl->workspace, DeviceBuffer::allocate(fp.workspace, "workspace"));
+  }
   XOPT_ASSIGN_OR_RETURN(used_after, in_use());
   fp.device_allocations = DeviceBuffer::allocations();
 
@@ -410,8 +449,12 @@ Result<std::unique_ptr<Session>> Session::create(const ir::Model& model,
   if (impl->use_graph) XOPT_RETURN_IF_ERROR(impl->capture());
   // Warm-up: the first run loads kernels lazily; what the device uses beyond our regions then is
   // the context's true cost.
-  XOPT_RETURN_IF_ERROR(impl->launch_once());
-  XOPT_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(impl->stream));
+  {
+    Impl::Claim claim(impl->shared.get());
+    if (impl->shared && !claim.held()) return impl->claim_error();
+    XOPT_RETURN_IF_ERROR(impl->launch_once());
+    XOPT_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(impl->stream));
+  }
   XOPT_ASSIGN_OR_RETURN(size_t used_warm, in_use());
   const size_t ours = used_after - std::min(used_after, used_before);
   fp.context_after_warmup = used_warm - std::min(used_warm, ours + other);
@@ -452,6 +495,8 @@ Result<std::vector<ir::Tensor>> Session::run(const std::map<std::string, ir::Ten
     }
     if (t.nbytes() > 0) std::memcpy(in.host.data(), t.raw_data(), t.nbytes());
   }
+  Impl::Claim claim(s.shared.get());
+  if (s.shared && !claim.held()) return s.claim_error();
   XOPT_CUDA_RETURN_IF_ERROR(cudaEventRecord(s.start, s.stream));
   XOPT_RETURN_IF_ERROR(s.launch_once());
   XOPT_CUDA_RETURN_IF_ERROR(cudaEventRecord(s.stop, s.stream));
@@ -474,6 +519,8 @@ Result<std::vector<ir::Tensor>> Session::run(const std::map<std::string, ir::Ten
 Result<std::vector<NodeTime>> Session::profile(int iterations) {
   Impl& s = *impl_;
   if (iterations <= 0) return invalid_argument("profile: iterations must be positive");
+  Impl::Claim claim(s.shared.get());
+  if (s.shared && !claim.held()) return s.claim_error();
   const size_t n = s.launches.size();
   std::vector<cudaEvent_t> events(n + 1, nullptr);
   auto destroy = [&] {

@@ -17,6 +17,7 @@
 
 #include "common/status.h"
 #include "executor/cuda/kernel.h"
+#include "executor/cuda/shared_arena.h"
 #include "ir/graph.h"
 #include "ir/tensor.h"
 #include "planner/memory_plan.h"
@@ -69,6 +70,10 @@ struct SessionOptions {
   // bytes the activations leave free at its step, so that its workspace raises no peak. A node
   // that needs more than its limit to run at all (attention's buffers) gets what it needs.
   std::vector<size_t> node_workspace_limit;
+  // Run in this shared arena and workspace (planner/shared_arena.h) instead of allocating them:
+  // the plan must fit (arena, workspace and alignment), and run() refuses while another session
+  // holds it.
+  std::shared_ptr<SharedDeviceArena> shared_arena;
 };
 
 // Per-run figures.
