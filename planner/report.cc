@@ -68,6 +68,11 @@ std::string report_text(const MemoryPlan& plan) {
     out += format("  %-28s %16zu  %12s\n", "naive, model as given", plan.input_naive_bytes,
                   human_bytes(plan.input_naive_bytes).c_str());
   out += format("  %-28s %16.4f\n", "arena / lower bound", plan.ratio_to_lower_bound());
+  out += format("  %-28s %16.2fx\n", "naive this graph / arena",
+                ratio(plan.naive_bytes, plan.arena_bytes));
+  if (plan.input_naive_bytes != 0)
+    out += format("  %-28s %16.2fx\n", "naive as given / arena",
+                  ratio(plan.input_naive_bytes, plan.arena_bytes));
   if (!plan.input_ranges.empty()) {
     // A plan for a range of shapes: made at the max, holds every shape down to the min.
     out += "shape range (planned at the max, runs anywhere in the range)\n";
@@ -80,11 +85,6 @@ std::string report_text(const MemoryPlan& plan) {
     out += format("  %-28s %16zu  %12s\n", "arena at the min", plan.min_arena_bytes,
                   human_bytes(plan.min_arena_bytes).c_str());
   }
-  out += format("  %-28s %16.2fx\n", "naive this graph / arena",
-                ratio(plan.naive_bytes, plan.arena_bytes));
-  if (plan.input_naive_bytes != 0)
-    out += format("  %-28s %16.2fx\n", "naive as given / arena",
-                  ratio(plan.input_naive_bytes, plan.arena_bytes));
   if (!plan.strategies.empty()) {
     out += "strategies\n";
     for (const StrategyResult& s : plan.strategies)
