@@ -21,6 +21,7 @@
 #include "planner/shape_range.h"
 #include "tools/xopt/command.h"
 #include "tools/xopt/device.h"
+#include "tools/xopt/shared_arena.h"
 #include "tools/xopt/validate.h"
 #include "viz/visuals.h"
 
@@ -54,6 +55,8 @@ struct OptimizeOptions {
   std::string dot_dir;
   bool io_in_arena = false;
   bool workspace_in_arena = false;
+  // --shared-arena: more models planned with this one (or alone) to share one arena.
+  std::vector<std::string> shared_arena;
 };
 
 // "a,b" given once or repeated -> {"a", "b"}.
@@ -167,9 +170,52 @@ class Progress {
   bool shown_ = false;
 };
 
+int run_optimize(const OptimizeOptions& o);
+
+// Each model optimized and planned on its own, then the group recorded in every output.
+int run_shared_arena(const OptimizeOptions& o) {
+  std::vector<std::string> models;
+  if (!o.model.empty()) models.push_back(o.model);
+  models.insert(models.end(), o.shared_arena.begin(), o.shared_arena.end());
+  if (models.size() < 2)
+    return report_error(kExitUsage, "--shared-arena needs at least two models");
+  if (!o.output.empty())
+    return report_error(kExitUsage,
+                        "-o/--output names one output; with --shared-arena each model's output "
+                        "goes beside it (<stem>.opt.onnx)");
+  if (!o.max_batch.empty())
+    return report_error(kExitUsage, "--max-batch and --shared-arena exclude each other");
+  bool plans = false;
+  for (const std::string& p : split_list({o.passes}))
+    plans = plans || p == "plan" || p == "plan-memory";
+  if (!plans) return report_error(kExitUsage, "--shared-arena needs the plan group in --passes");
+  std::vector<std::string> outputs;
+  for (const std::string& m : models) {
+    for (const std::string& out : outputs)
+      if (same_file(out, default_output(m)))
+        return report_error(kExitUsage, m + ": its output " + out + " is another model's");
+    outputs.push_back(default_output(m));
+  }
+  for (const std::string& m : models) {
+    OptimizeOptions one = o;
+    one.model = m;
+    one.shared_arena.clear();
+    one.report_dir.clear();
+    const int rc = run_optimize(one);
+    if (rc != kExitOk) return rc;
+  }
+  if (!o.report_dir.empty()) {
+    std::error_code ec;
+    fs::create_directories(o.report_dir, ec);
+    if (ec) return report_error(kExitUsage, o.report_dir + ": cannot create: " + ec.message());
+  }
+  return finish_shared_arena(models, outputs, o.report_dir, o.quiet);
+}
+
 int run_optimize(const OptimizeOptions& o) {
   if (o.list_passes) return list_passes();
   if (o.list_ops) return list_ops(o.validation.device);
+  if (!o.shared_arena.empty()) return run_shared_arena(o);
   if (o.model.empty()) return report_error(kExitUsage, "no model given (see xopt --help)");
   if (Status st = check_device_flags(o.validation.device); !st.is_ok()) return report(st);
   const std::string out = o.output.empty() ? default_output(o.model) : o.output;
@@ -475,6 +521,12 @@ std::function<int()> setup_optimize(CLI::App& app) {
                  "Write the graph before and after as DIR/{before,after}.{dot,svg}");
   app.add_flag("--io-in-arena", o->io_in_arena,
                "Plan graph inputs and outputs inside the activation arena too");
+  app.add_option("--shared-arena", o->shared_arena,
+                 "Plan these models (and the positional one) to run one at a time on one GPU in "
+                 "one shared activation arena and workspace: each output records the group, and "
+                 "the shared total (parameters + largest arena + largest workspace + one context) "
+                 "is printed next to the separate ones (--report DIR: DIR/shared_arena.json)")
+      ->expected(1, -1);
   app.add_flag("--workspace-in-arena", o->workspace_in_arena,
                "Plan each node's workspace as a value of the arena, live at that node's step "
                "only, instead of one region for the largest need (on with --device cuda)");

@@ -1,0 +1,134 @@
+#include "tools/xopt/shared_arena.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "ir/onnx_io.h"
+#include "onnx/onnx_pb.h"
+#include "planner/annotate.h"
+#include "planner/report.h"
+#include "planner/shared_arena.h"
+#include "tools/xopt/command.h"
+
+namespace xopt::tool {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Adds (or replaces) one metadata_props entry of the .onnx file at `path` without touching its
+// external data: the protobuf is read, changed and written to a temporary file renamed over it.
+Status set_file_metadata(const std::string& path, const std::string& key,
+                         const std::string& value) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return io_error(path + ": cannot read");
+  std::stringstream bytes;
+  bytes << in.rdbuf();
+  onnx::ModelProto m;
+  if (!m.ParseFromString(bytes.str())) return invalid_model(path + ": not an ONNX model");
+  bool found = false;
+  for (auto& p : *m.mutable_metadata_props())
+    if (p.key() == key) {
+      p.set_value(value);
+      found = true;
+    }
+  if (!found) {
+    auto* p = m.add_metadata_props();
+    p->set_key(key);
+    p->set_value(value);
+  }
+  const std::string tmp = path + ".shared.tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out || !m.SerializeToOstream(&out)) {
+      std::error_code ec;
+      fs::remove(tmp, ec);
+      return io_error(path + ": cannot write");
+    }
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    return io_error(path + ": cannot write: " + ec.message());
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+int finish_shared_arena(const std::vector<std::string>& models,
+                        const std::vector<std::string>& outputs, const std::string& report_dir,
+                        bool quiet) {
+  std::vector<std::string> names;
+  std::vector<planner::MemoryPlan> plans;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    auto m = ir::load_model(outputs[i]);
+    if (!m.is_ok()) return report(m.status(), outputs[i]);
+    auto p = planner::read_plan(*m);
+    if (!p.is_ok()) return report(p.status(), outputs[i]);
+    plans.push_back(std::move(p).value());
+    std::string name = fs::path(models[i]).stem().string();
+    for (const std::string& n : names)
+      if (n == name) name = models[i];  // two files of the same name: the paths tell them apart
+    names.push_back(name);
+  }
+  std::vector<const planner::MemoryPlan*> ptrs;
+  for (const planner::MemoryPlan& p : plans) ptrs.push_back(&p);
+  auto shared = planner::share_arena(names, ptrs);
+  if (!shared.is_ok()) return report(shared.status());
+  for (const std::string& out : outputs) {
+    Status st = set_file_metadata(out, planner::kSharedArenaMetadataKey,
+                                  planner::shared_arena_to_json(*shared));
+    if (!st.is_ok()) return report(st, out);
+  }
+  const planner::SharedArenaFigures f = planner::shared_arena_figures(*shared, ptrs);
+  nlohmann::json j;
+  j["format"] = "xopt.shared_arena_report";
+  j["version"] = 1;
+  j["group"] = nlohmann::json::parse(planner::shared_arena_to_json(*shared));
+  std::printf("shared arena %s: %zu models that run one at a time on one GPU\n", shared->id.c_str(),
+              names.size());
+  std::printf("  %-24s %14s %14s %14s %14s\n", "model", "parameters", "arena", "workspace",
+              "alone (total)");
+  for (size_t i = 0; i < names.size(); ++i) {
+    const planner::MemoryPlan& p = plans[i];
+    std::printf("  %-24s %14zu %14zu %14zu %14zu\n", names[i].c_str(), p.breakdown.parameters,
+                p.arena_bytes, p.workspace_bytes, f.member_totals[i]);
+    j["members"].push_back({{"name", names[i]},
+                            {"output", outputs[i]},
+                            {"parameters", p.breakdown.parameters},
+                            {"arena", p.arena_bytes},
+                            {"workspace", p.workspace_bytes},
+                            {"context", p.breakdown.cuda_context},
+                            {"context_estimated", p.breakdown.cuda_context_estimated},
+                            {"total_alone", f.member_totals[i]}});
+  }
+  std::printf("  %-24s %14zu %14zu %14zu %14s\n", "shared", f.parameters, shared->arena_bytes,
+              shared->workspace_bytes, "");
+  std::printf(
+      "  shared total   %14zu  %12s  (parameters + largest arena + largest workspace + "
+      "one context of %s)\n",
+      f.shared_total, planner::human_bytes(f.shared_total).c_str(),
+      planner::human_bytes(f.context).c_str());
+  std::printf(
+      "  separate total %14zu  %12s  (each model with its own arena, workspace and "
+      "context)\n",
+      f.separate_total, planner::human_bytes(f.separate_total).c_str());
+  j["shared_total"] = f.shared_total;
+  j["separate_total"] = f.separate_total;
+  j["parameters"] = f.parameters;
+  j["context"] = f.context;
+  if (!report_dir.empty()) {
+    const std::string path = (fs::path(report_dir) / "shared_arena.json").string();
+    std::ofstream out(path);
+    if (!out || !(out << j.dump(2) << "\n"))
+      return report_error(kExitBadModel, path + ": cannot write");
+    if (!quiet) std::printf("wrote %s\n", path.c_str());
+  }
+  return kExitOk;
+}
+
+}  // namespace xopt::tool
