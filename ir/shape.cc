@@ -1,5 +1,7 @@
 #include "ir/shape.h"
 
+#include <limits>
+
 namespace xopt::ir {
 
 std::string Dim::to_string() const {
@@ -29,7 +31,8 @@ std::vector<int64_t> Shape::static_dims() const {
 std::optional<int64_t> Shape::numel() const {
   if (!is_static()) return std::nullopt;
   int64_t n = 1;
-  for (const auto& d : dims_) n *= d.value;
+  for (const auto& d : dims_)
+    if (__builtin_mul_overflow(n, d.value, &n)) return std::numeric_limits<int64_t>::max();
   return n;
 }
 
@@ -45,7 +48,8 @@ std::string Shape::to_string() const {
 
 int64_t numel(const std::vector<int64_t>& dims) {
   int64_t n = 1;
-  for (int64_t d : dims) n *= d;
+  for (int64_t d : dims)
+    if (__builtin_mul_overflow(n, d, &n)) return std::numeric_limits<int64_t>::max();
   return n;
 }
 

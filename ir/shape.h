@@ -47,7 +47,8 @@ class Shape {
   bool is_static() const;
   // The dims as integers; only valid when is_static().
   std::vector<int64_t> static_dims() const;
-  // Element count when static.
+  // Element count when static; INT64_MAX when the product overflows (the verifier refuses such
+  // shapes by name).
   std::optional<int64_t> numel() const;
 
   bool operator==(const Shape& o) const { return has_rank_ == o.has_rank_ && dims_ == o.dims_; }
@@ -59,7 +60,7 @@ class Shape {
   std::vector<Dim> dims_;
 };
 
-// Product of dims (1 for a scalar).
+// Product of dims (1 for a scalar); INT64_MAX when it overflows.
 int64_t numel(const std::vector<int64_t>& dims);
 
 }  // namespace xopt::ir

@@ -1,6 +1,8 @@
 #include "ir/verifier.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <limits>
 #include <unordered_set>
 
 namespace xopt::ir {
@@ -9,11 +11,32 @@ namespace {
 bool defined_outside_nodes(const Value* v) {
   return v->is_graph_input() || v->is_initializer() || v->sparse_initializer() != nullptr;
 }
+
+// A static shape whose bytes do not fit in 63 bits (dims of 2^40 x 2^40) would overflow every size
+// computed from it; refuse it by name instead.
+Status check_size(const Value* v) {
+  if (v == nullptr || !v->is_tensor() || !v->shape().is_static()) return Status::ok();
+  const size_t elem = std::max<size_t>(1, dtype_size(v->dtype()));
+  uint64_t bytes = elem;
+  for (int64_t d : v->shape().static_dims()) {
+    if (d < 0) return Status::ok();
+    if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(d), &bytes) ||
+        bytes > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+      return invalid_model("value '" + v->name() + "' has shape " + v->shape().to_string() +
+                           ": its size overflows 64 bits");
+  }
+  return Status::ok();
+}
 }  // namespace
 
 Status verify(const Graph& graph) {
   std::unordered_set<const Value*> available;
-  for (const Value* v : graph.inputs()) available.insert(v);
+  for (const Value* v : graph.inputs()) {
+    available.insert(v);
+    XOPT_RETURN_IF_ERROR(check_size(v));
+  }
+  for (const Value* v : graph.outputs()) XOPT_RETURN_IF_ERROR(check_size(v));
+  for (const Value* v : graph.value_info()) XOPT_RETURN_IF_ERROR(check_size(v));
   for (const Value* v : graph.initializers()) {
     available.insert(v);
     const Tensor* t = v->initializer();
@@ -27,20 +50,23 @@ Status verify(const Graph& graph) {
     for (size_t i = 0; i < n->num_inputs(); ++i) {
       const Value* v = n->input(i);
       if (v == nullptr) continue;
-      if (std::find(v->uses().begin(), v->uses().end(), Use{const_cast<Node*>(n), static_cast<int>(i)}) ==
-          v->uses().end())
+      if (std::find(v->uses().begin(), v->uses().end(),
+                    Use{const_cast<Node*>(n), static_cast<int>(i)}) == v->uses().end())
         return internal_error(n->describe() + ": use list of '" + v->name() + "' is out of date");
       if (available.count(v)) continue;
       if (v->producer() == nullptr && !defined_outside_nodes(v))
-        return invalid_model(n->describe() + " reads '" + v->name() +
-                             "', which no node produces and is neither a graph input nor an initializer");
+        return invalid_model(
+            n->describe() + " reads '" + v->name() +
+            "', which no node produces and is neither a graph input nor an initializer");
       if (v->producer() != nullptr)
         return invalid_model(n->describe() + " reads '" + v->name() + "' before " +
-                             v->producer()->describe() + " produces it (not in topological order, or a cycle)");
+                             v->producer()->describe() +
+                             " produces it (not in topological order, or a cycle)");
     }
     for (const Value* v : n->implicit_inputs()) {
       if (!available.count(v) && v->producer() == nullptr && !defined_outside_nodes(v))
-        return invalid_model(n->describe() + ": a subgraph reads '" + v->name() + "', which is not defined");
+        return invalid_model(n->describe() + ": a subgraph reads '" + v->name() +
+                             "', which is not defined");
     }
     for (size_t i = 0; i < n->num_outputs(); ++i) {
       const Value* v = n->output(i);
@@ -50,11 +76,13 @@ Status verify(const Graph& graph) {
                              n->describe() + ")");
       if (!available.insert(v).second)
         return invalid_model("value '" + v->name() + "' is defined twice (" + n->describe() + ")");
+      XOPT_RETURN_IF_ERROR(check_size(v));
     }
     seen.insert(n);
   }
   for (const Value* v : graph.outputs()) {
-    if (!available.count(v)) return invalid_model("graph output '" + v->name() + "' is never produced");
+    if (!available.count(v))
+      return invalid_model("graph output '" + v->name() + "' is never produced");
   }
   return Status::ok();
 }

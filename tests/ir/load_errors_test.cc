@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <random>
 
 #include "ir/onnx_io.h"
@@ -72,7 +73,32 @@ g (float[1,4] x) => (float[1,4] y) {
 }
 )");
   ASSERT_FALSE(m.is_ok());
-  EXPECT_NE(m.status().message().find("written by two nodes"), std::string::npos) << m.status().message();
+  EXPECT_NE(m.status().message().find("written by two nodes"), std::string::npos)
+      << m.status().message();
+}
+
+// Dims whose product (in bytes) overflows 64 bits are refused by name, not planned as 0 bytes.
+TEST(Verifier, RefusesShapesWhoseSizeOverflows) {
+  auto m = ir::parse_model_text(R"(<ir_version: 8, opset_import: ["" : 17]>
+g (float[1099511627776,1099511627776] x) => (float[1099511627776,1099511627776] y) {
+  y = Relu(x)
+}
+)");
+  ASSERT_TRUE(m.is_ok()) << m.status().message();
+  Status st = ir::verify(*m->graph);
+  ASSERT_FALSE(st.is_ok());
+  EXPECT_NE(st.message().find("value 'x' has shape [1099511627776,1099511627776]"),
+            std::string::npos)
+      << st.message();
+  EXPECT_NE(st.message().find("overflows 64 bits"), std::string::npos);
+  EXPECT_EQ(ir::Shape::of({int64_t{1} << 40, int64_t{1} << 40}).numel(),
+            std::numeric_limits<int64_t>::max());
+  // 2^61 floats: the elements fit in int64, the bytes do not.
+  auto b = ir::parse_model_text(R"(<ir_version: 8, opset_import: ["" : 17]>
+g (float[2305843009213693952] x) => (float[2305843009213693952] y) { y = Relu(x) }
+)");
+  ASSERT_TRUE(b.is_ok());
+  EXPECT_FALSE(ir::verify(*b->graph).is_ok());
 }
 
 TEST(Verifier, AcceptsAWellFormedGraph) {
@@ -151,7 +177,8 @@ TEST(LoadErrors, TypedTensorWithTooFewValuesIsRefusedBeforeAllocating) {
   t.add_float_data(1.0f);
   auto r = ir::tensor_from_proto(t, ".");
   ASSERT_FALSE(r.is_ok());
-  EXPECT_NE(r.status().message().find("'huge' has 1 values"), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find("'huge' has 1 values"), std::string::npos)
+      << r.status().message();
 }
 
 }  // namespace
