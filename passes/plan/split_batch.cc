@@ -185,6 +185,7 @@ class SplitBatch final : public Pass {
 
       // Take the chain out, keeping what rebuilds it.
       std::vector<Step> steps;
+      steps.reserve(chain.size());
       for (const ir::Node* n : chain) steps.push_back(describe(*n));
       ir::Value* x = chain.front()->input(0);
       ir::Value* y = chain.back()->output(0);

@@ -90,6 +90,7 @@ nlohmann::json print_profile(const std::vector<NodeProfile>& nodes, double repla
     j["by_op"].push_back({{"op", op}, {"nodes", v.first}, {"ms", v.second}});
   }
   std::vector<const NodeProfile*> slow;
+  slow.reserve(nodes.size());
   for (const NodeProfile& n : nodes) slow.push_back(&n);
   std::sort(slow.begin(), slow.end(), [](auto* a, auto* b) { return a->ms > b->ms; });
   const size_t shown = std::min<size_t>(slow.size(), 15);

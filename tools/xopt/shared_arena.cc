@@ -76,6 +76,7 @@ int finish_shared_arena(const std::vector<std::string>& models,
     names.push_back(name);
   }
   std::vector<const planner::MemoryPlan*> ptrs;
+  ptrs.reserve(plans.size());
   for (const planner::MemoryPlan& p : plans) ptrs.push_back(&p);
   auto shared = planner::share_arena(names, ptrs);
   if (!shared.is_ok()) return report(shared.status());
