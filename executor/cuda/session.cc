@@ -465,7 +465,9 @@ Result<std::vector<ir::Tensor>> Session::run(const std::map<std::string, ir::Ten
                                              RunTiming* timing) {
   Impl& s = *impl_;
   const auto t0 = std::chrono::steady_clock::now();
-  for (const auto& [name, t] : inputs) {
+  for (const auto& input : inputs) {
+    // (Not a structured binding: clang 14 cannot capture one in the lambda.)
+    const std::string& name = input.first;
     const bool known = std::any_of(s.inputs.begin(), s.inputs.end(),
                                    [&](const Staging& st) { return st.name == name; });
     if (!known) return invalid_argument("'" + name + "' is not an input of the graph");

@@ -57,6 +57,7 @@ TEST(CudaSharedArena, ThreeModelsRunInTurnInOneArena) {
     g (float[16,128] x) => (float[16,1] y) {
       s = Softmax(x)  l = Log(s)  y = ReduceSum <keepdims = 1> (l, ) })"));
   std::vector<const planner::MemoryPlan*> plans;
+  plans.reserve(ms.size());
   for (const Member& m : ms) plans.push_back(&m.plan);
   auto shared = planner::share_arena({"a", "b", "c"}, plans);
   ASSERT_TRUE(shared.is_ok()) << shared.status().message();
