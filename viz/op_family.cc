@@ -70,4 +70,9 @@ const OpFamily& io_family() {
   return io;
 }
 
+const OpFamily& workspace_family() {
+  static const OpFamily ws{"node workspace", "#c8c8c8"};
+  return ws;
+}
+
 }  // namespace xopt::viz

@@ -17,5 +17,7 @@ const OpFamily& op_family(const std::string& op_type);
 const std::vector<OpFamily>& op_families();
 // The family of graph inputs and outputs (and of values that no node produces).
 const OpFamily& io_family();
+// Node workspace planned inside the arena (plan values of role "workspace").
+const OpFamily& workspace_family();
 
 }  // namespace xopt::viz

@@ -1,5 +1,6 @@
 #include "viz/report.h"
 
+#include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -27,9 +28,9 @@ std::string summary_table(const ReportInputs& in) {
   if (const planner::MemoryPlan* p = in.plan) {
     const planner::Breakdown& b = p->breakdown;
     t += row("batch", p->batch > 0 ? std::to_string(p->batch) : "as given");
-    t += row("activations (arena)", compact_bytes(p->arena_bytes) + " (" +
-                                        std::to_string(p->arena_bytes) + " B, strategy " +
-                                        p->strategy + ")");
+    t += row(p->workspace_in_arena ? "activations + workspace (arena)" : "activations (arena)",
+             compact_bytes(p->arena_bytes) + " (" + std::to_string(p->arena_bytes) +
+                 " B, strategy " + p->strategy + ")");
     t += row("lower bound", compact_bytes(p->lower_bound) +
                                 format(" (arena / lower bound = %.4f)", p->ratio_to_lower_bound()));
     if (p->input_naive_bytes)
@@ -39,7 +40,13 @@ std::string summary_table(const ReportInputs& in) {
                           static_cast<double>(p->input_naive_bytes) /
                               static_cast<double>(std::max<size_t>(p->arena_bytes, 1))));
     t += row("parameters", compact_bytes(b.parameters));
-    t += row("workspace", compact_bytes(b.workspace));
+    if (p->workspace_in_arena) {
+      size_t largest = 0;
+      for (size_t w : p->node_workspace) largest = std::max(largest, w);
+      t += row("workspace", "in the arena (largest node's: " + compact_bytes(largest) + ")");
+    } else {
+      t += row("workspace", compact_bytes(b.workspace));
+    }
     t += row(b.cuda_context_estimated ? "CUDA context (estimate)" : "CUDA context (measured)",
              compact_bytes(b.cuda_context));
     t += row("total", compact_bytes(b.total()));

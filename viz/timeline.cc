@@ -58,7 +58,9 @@ std::string tooltip(const PlannedValue& pv, const ir::Graph* g) {
 
 std::string family_of(const PlannedValue& pv, const ir::Graph* g, std::string* colour) {
   const ir::Node* p = producer_of(g, pv.name);
-  const OpFamily& f = p ? op_family(p->op_type()) : io_family();
+  const OpFamily& f = pv.role == "workspace" ? workspace_family()
+                      : p != nullptr         ? op_family(p->op_type())
+                                             : io_family();
   *colour = f.colour;
   return f.name;
 }
@@ -139,6 +141,8 @@ std::string timeline_svg(const MemoryPlan& plan, const ir::Graph* g, const Timel
   for (const OpFamily& f : op_families())
     if (used.count(f.name)) legend_item(f.colour, f.name);
   if (used.count(io_family().name)) legend_item(io_family().colour, io_family().name);
+  if (used.count(workspace_family().name))
+    legend_item(workspace_family().colour, workspace_family().name);
   legend_item("url(#" + o.id_prefix + "hatch)", "alias (view / in-place)");
   svg += "\n";
 

@@ -51,7 +51,8 @@ struct Footprint {
   size_t context_after_warmup = 0;
   std::string context_source;  // how it was measured (NVML excludes other processes' use)
   size_t parameters = 0;       // the parameter region: every initializer, each aligned
-  size_t arena = 0;            // the activation arena (plan.arena_bytes)
+  size_t arena = 0;  // the activation arena (plan.arena_bytes; with a shared arena, the part
+                     // of the group's this plan uses: the group allocated it)
   size_t workspace = 0;        // the workspace region (plan.workspace_bytes)
   size_t io = 0;               // graph inputs/outputs outside the arena, and outputs nobody reads
   size_t device_allocations = 0;  // cudaMalloc calls made by the session (all at load)

@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "ir/op_registry.h"
 #include "passes/pass_registry.h"
 #include "passes/rewrite.h"
+#include "planner/aliasing.h"
 #include "planner/lifetimes.h"
 #include "planner/planner.h"
 
@@ -36,10 +36,8 @@ bool per_item_op(const ir::Node& n) {
       "GlobalMaxPool", "LpPool",        "LRN",     "InstanceNormalization"};
   if (is_onnx(n) && std::find(kOnnx.begin(), kOnnx.end(), n.op_type()) != kOnnx.end())
     return n.num_outputs() == 1 || n.op_type() != "MaxPool";
-  if (n.domain() == "com.microsoft" && n.op_type() == "FusedConv") return true;
-  if (n.is("BatchNormalization")) return n.num_outputs() == 1;
-  const ir::OpInfo* op = ir::find_op(n);
-  return op != nullptr && op->elementwise;
+  if (planner::is_fused_conv(n) || planner::is_inference_batch_norm(n)) return true;
+  return planner::is_elementwise(n);
 }
 
 // One node of a chain as it was: enough to build it again at any batch.
@@ -61,13 +59,21 @@ std::optional<std::vector<int64_t>> batch_dims(const ir::Value* v, int64_t batch
 }
 
 // Node n fits in a chain: per item, one activation input (input 0, `batch` items), every other
-// input a constant, one output of `batch` items read by nobody outside by name.
+// input a constant that does not vary along the batch (an elementwise operand of full rank with
+// `batch` leading items would have to be split too), one output of `batch` items read by nobody
+// outside by name.
 bool fits(const ir::Node& n, int64_t batch) {
   if (!per_item_op(n) || n.num_outputs() != 1 || n.output(0) == nullptr) return false;
   if (n.num_inputs() == 0 || !batch_dims(n.input(0), batch)) return false;
   if (n.input(0)->is_constant()) return false;
-  for (size_t i = 1; i < n.num_inputs(); ++i)
-    if (n.input(i) != nullptr && !n.input(i)->is_constant()) return false;
+  const size_t rank = n.input(0)->shape().rank();
+  for (size_t i = 1; i < n.num_inputs(); ++i) {
+    const ir::Value* c = n.input(i);
+    if (c == nullptr) continue;
+    if (!c->is_constant()) return false;
+    const auto& cd = c->initializer()->dims();
+    if (cd.size() == rank && !cd.empty() && cd[0] != 1 && planner::is_elementwise(n)) return false;
+  }
   for (const onnx::AttributeProto& a : n.attributes())
     if (a.type() == onnx::AttributeProto::GRAPH || a.type() == onnx::AttributeProto::GRAPHS)
       return false;

@@ -4,33 +4,16 @@
 // evaluator (data/SOURCES.txt). Run through the conformance runner, in simple and arena mode.
 #include <gtest/gtest.h>
 
-#include <cstdio>
-
-#include "executor/cpu/conformance.h"
+#include "tests/util/generated_cases.h"
 
 namespace xopt::test {
 namespace {
 
-namespace conf = exec::conformance;
-
 TEST(TensorGenerated, CasesMatchOnnxRuntimeAndReference) {
-  const std::string root = std::string(XOPT_SOURCE_DIR) + "/tests/kernels_tensor/data";
-  const std::vector<std::string> cases = conf::list_cases(root);
-  ASSERT_GE(cases.size(), 200u) << "test data missing under " << root;
-  conf::Options options;
+  exec::conformance::Options options;
   options.also_arena = true;
-  std::vector<conf::CaseResult> results;
-  for (const auto& c : cases) {
-    results.push_back(conf::run_case(c, options));
-    const conf::CaseResult& r = results.back();
-    if (r.outcome != conf::Outcome::kPassed)
-      ADD_FAILURE() << r.name << " (" << r.op << " opset " << r.opset
-                    << "): " << conf::outcome_name(r.outcome) << ": " << r.detail;
-  }
-  const conf::Tally t = conf::totals(results);
-  std::printf("generated tensor cases: %d passed, %d failed, %d unsupported of %d\n", t.passed,
-              t.failed, t.unsupported, t.total());
-  EXPECT_EQ(t.passed, t.total());
+  expect_generated_cases_pass(std::string(XOPT_SOURCE_DIR) + "/tests/kernels_tensor/data", 200,
+                              options);
 }
 
 }  // namespace

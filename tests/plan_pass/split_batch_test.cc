@@ -78,6 +78,29 @@ g (float[4,8] x, float[8,64] w) => (float[4] y) {
 )");
 }
 
+// kExpand with a constant added after the expansion: one of [1,16,8,8] broadcasts over the items,
+// one of [4,16,8,8] holds an operand per item, which a half of the batch cannot take.
+std::string expand_plus_constant(int items) {
+  std::string values;
+  for (int i = 0; i < items * 16 * 64; ++i) values += (i ? ", " : "") + std::to_string(i % 5);
+  std::string text = kExpand;
+  text.replace(text.find("> {"), 3,
+               ", float[" + std::to_string(items) + ",16,8,8] k = {" + values + "}> {");
+  text.replace(text.find("  b = Relu(a)"), 13, "  ak = Add(a, k)\n  b = Relu(ak)");
+  return text;
+}
+
+TEST(SplitBatch, ConstantBroadcastOverTheItemsSplitsWithTheChain) {
+  passes::PassContext ctx;
+  auto r = test::run_passes("split-batch", expand_plus_constant(1), &ctx);
+  ASSERT_TRUE(r.status.is_ok()) << r.status.message();
+  EXPECT_EQ(test::counter(r.stats, "split-batch", "chains-split"), 1);
+}
+
+TEST(SplitBatchDoesNotApply, ConstantThatVariesAlongTheBatch) {
+  EXPECT_NOT_APPLIED("split-batch", expand_plus_constant(4));
+}
+
 TEST(SplitBatchDoesNotApply, SplitThatRaisesTheBoundIsUndone) {
   // Nothing lives in the arena (x and y are graph input and output): halves would add the
   // Split/Concat buffers, so the chain is built back as it was.

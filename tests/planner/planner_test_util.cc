@@ -230,10 +230,9 @@ std::string replay(const ir::Graph& g, const std::vector<const ir::Node*>& order
           const PlannedValue& b = *py->second;
           const bool overlap = a.offset < b.offset + b.size && b.offset < a.offset + a.size;
           if (!overlap) continue;
-          const bool ok =
-              (k == 0 && is_view_op(n) && x == n.input(0)) ||
-              (k == 0 && (is_elementwise_op(n) || is_residual_input(n, x)) &&
-               a.offset == b.offset && a.bytes == b.bytes);
+          const bool ok = (k == 0 && is_view_op(n) && x == n.input(0)) ||
+                          (k == 0 && (is_elementwise_op(n) || is_residual_input(n, x)) &&
+                           a.offset == b.offset && a.bytes == b.bytes);
           if (!ok)
             return "output '" + y->name() + "' of " + n.name() + " overlaps its input '" +
                    x->name() + "'";

@@ -7,28 +7,14 @@
 //                   com.microsoft DynamicQuantizeMatMul, MatMulIntegerToFloat, DynamicQuantizeLSTM.
 #include <gtest/gtest.h>
 
-#include "executor/cpu/conformance.h"
+#include "tests/util/generated_cases.h"
 
 namespace xopt::test {
 namespace {
 
-namespace conf = exec::conformance;
-
-void run_all(const std::string& sub, size_t min_cases, const conf::Options& options = {}) {
-  const std::string root = std::string(XOPT_SOURCE_DIR) + "/tests/recurrent_quant/data/" + sub;
-  const std::vector<std::string> cases = conf::list_cases(root);
-  ASSERT_GE(cases.size(), min_cases) << "test data missing under " << root;
-  std::vector<conf::CaseResult> results;
-  for (const auto& c : cases) {
-    results.push_back(conf::run_case(c, options));
-    const conf::CaseResult& r = results.back();
-    if (r.outcome != conf::Outcome::kPassed)
-      ADD_FAILURE() << r.name << ": " << conf::outcome_name(r.outcome) << ": " << r.detail;
-  }
-  const conf::Tally t = conf::totals(results);
-  std::printf("%s cases: %d passed, %d failed, %d unsupported of %d\n", sub.c_str(), t.passed,
-              t.failed, t.unsupported, t.total());
-  EXPECT_EQ(t.passed, t.total());
+void run_all(const std::string& sub, size_t min_cases) {
+  expect_generated_cases_pass(std::string(XOPT_SOURCE_DIR) + "/tests/recurrent_quant/data/" + sub,
+                              min_cases);
 }
 
 TEST(RecurrentGenerated, MatchOnnxRuntime) {

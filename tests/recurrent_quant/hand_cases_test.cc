@@ -5,44 +5,17 @@
 
 #include <cmath>
 
-#include "executor/cpu/kernel.h"
 #include "ir/shape_inference.h"
 #include "ir/text.h"
+#include "tests/util/run_one_node.h"
 
 namespace xopt::exec {
 namespace {
 
 using ir::Tensor;
 
-// Runs the single node of the model `text` with `inputs` in the node's input order (an empty
-// Tensor stands for an omitted input) and returns its outputs.
-std::vector<Tensor> run_one(const std::string& text, const std::vector<Tensor>& inputs,
-                            Status* status = nullptr) {
-  auto model = ir::parse_model_text(text);
-  EXPECT_TRUE(model.is_ok()) << model.status().message();
-  if (!model.is_ok()) return {};
-  const ir::Node* node = *model->graph->nodes().begin();
-  const KernelDef* k =
-      KernelRegistry::global().find(node->domain(), node->op_type(), node->opset());
-  EXPECT_NE(k, nullptr) << node->op_type();
-  if (k == nullptr) return {};
-  std::vector<const Tensor*> ins;
-  for (const auto& t : inputs) ins.push_back(t.empty() ? nullptr : &t);
-  std::vector<Tensor> outs(node->num_outputs());
-  KernelContext ctx(*node, ins, &outs, nullptr);
-  Status s = k->fn(ctx);
-  if (status != nullptr)
-    *status = s;
-  else
-    EXPECT_TRUE(s.is_ok()) << s.message();
-  return outs;
-}
-
-template <typename T>
-std::vector<T> values(const Tensor& t) {
-  const T* p = t.data<T>();
-  return std::vector<T>(p, p + t.numel());
-}
+using test::run_one;
+using test::values;
 
 TEST(QuantizeLinearTest, TiesRoundToEvenAndSaturate) {
   const char* text = R"(<ir_version: 8, opset_import: ["" : 13]>

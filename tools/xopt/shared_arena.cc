@@ -6,7 +6,6 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "ir/onnx_io.h"
 #include "onnx/onnx_pb.h"
 #include "planner/annotate.h"
 #include "planner/report.h"
@@ -18,16 +17,30 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Adds (or replaces) one metadata_props entry of the .onnx file at `path` without touching its
-// external data: the protobuf is read, changed and written to a temporary file renamed over it.
-Status set_file_metadata(const std::string& path, const std::string& key,
-                         const std::string& value) {
+// The .onnx file's protobuf alone: its external data is neither read nor touched.
+Result<onnx::ModelProto> read_proto(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return io_error(path + ": cannot read");
   std::stringstream bytes;
   bytes << in.rdbuf();
   onnx::ModelProto m;
   if (!m.ParseFromString(bytes.str())) return invalid_model(path + ": not an ONNX model");
+  return m;
+}
+
+// The memory plan stored in the model at `path`.
+Result<planner::MemoryPlan> read_file_plan(const std::string& path) {
+  XOPT_ASSIGN_OR_RETURN(onnx::ModelProto m, read_proto(path));
+  for (const auto& p : m.metadata_props())
+    if (p.key() == planner::kPlanMetadataKey) return planner::plan_from_json(p.value());
+  return invalid_model(path + ": carries no memory plan");
+}
+
+// Adds (or replaces) one metadata_props entry of the .onnx file at `path` without touching its
+// external data: the protobuf is read, changed and written to a temporary file renamed over it.
+Status set_file_metadata(const std::string& path, const std::string& key,
+                         const std::string& value) {
+  XOPT_ASSIGN_OR_RETURN(onnx::ModelProto m, read_proto(path));
   bool found = false;
   for (auto& p : *m.mutable_metadata_props())
     if (p.key() == key) {
@@ -65,9 +78,7 @@ int finish_shared_arena(const std::vector<std::string>& models,
   std::vector<std::string> names;
   std::vector<planner::MemoryPlan> plans;
   for (size_t i = 0; i < outputs.size(); ++i) {
-    auto m = ir::load_model(outputs[i]);
-    if (!m.is_ok()) return report(m.status(), outputs[i]);
-    auto p = planner::read_plan(*m);
+    auto p = read_file_plan(outputs[i]);
     if (!p.is_ok()) return report(p.status(), outputs[i]);
     plans.push_back(std::move(p).value());
     std::string name = fs::path(models[i]).stem().string();
