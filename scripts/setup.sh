@@ -8,6 +8,7 @@ APT_PACKAGES=(build-essential cmake ninja-build pkg-config python3 python3-pip
               libprotobuf-dev protobuf-compiler libonnx-dev libgraphviz-dev nlohmann-json3-dev
               libcli11-dev libgtest-dev libopenblas-dev
               libxml2-dev libpng-dev chromium librsvg2-dev)  # viz: PNG charts; tests: SVG/PNG read back, report.html
+APT_PACKAGES+=(clang libclang-rt-dev)  # CI's sanitizer build and the fuzzers (scripts/test_sanitized.sh)
 SUDO=""
 if [ "$(id -u)" != 0 ] && command -v sudo >/dev/null; then SUDO=sudo; fi
 
