@@ -29,6 +29,14 @@ if ! python3 -c 'import onnx, onnxruntime, numpy' >/dev/null 2>&1; then
     python3 -m pip install --break-system-packages onnx onnxruntime numpy
 fi
 
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DXOPT_WERROR=ON ${XOPT_CMAKE_ARGS:-}
+# The Python package (python/, tests/python): its build backend and binding library, and pytest.
+if ! python3 -c 'import nanobind, scikit_build_core, pytest' >/dev/null 2>&1; then
+  echo "setup: installing nanobind scikit-build-core pytest with pip"
+  python3 -m pip install nanobind scikit-build-core pytest ||
+    python3 -m pip install --break-system-packages nanobind scikit-build-core pytest
+fi
+
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DXOPT_WERROR=ON -DXOPT_PACKAGE=ON \
+  ${XOPT_CMAKE_ARGS:-}
 # Without arguments only the tools are built; scripts/test.sh builds the rest.
 ninja -C build "${@:-xopt}"

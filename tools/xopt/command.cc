@@ -11,7 +11,7 @@ std::vector<Subcommand>& subcommands() {
   return list;
 }
 
-int report_error(int code, const std::string& message, const std::string& file) {
+std::string error_line(const std::string& message, const std::string& file) {
   std::string text = message;
   if (!file.empty() && text.rfind(file, 0) != 0) text = file + ": " + text;
   std::string line;
@@ -24,7 +24,11 @@ int report_error(int code, const std::string& message, const std::string& file) 
     }
     line += c;
   }
-  std::fprintf(stderr, "xopt: error: %s\n", line.c_str());
+  return line;
+}
+
+int report_error(int code, const std::string& message, const std::string& file) {
+  std::fprintf(stderr, "xopt: error: %s\n", error_line(message, file).c_str());
   return code;
 }
 

@@ -35,6 +35,9 @@ struct SubcommandRegistration {
 // Prints "xopt: error: <message>" as one line on stderr (newlines inside become "; ") and returns
 // `code`. `file`, when given and not already at the start of the message, is prefixed.
 int report_error(int code, const std::string& message, const std::string& file = "");
+// The line report_error prints after "xopt: error: ": `file` prefixed unless the message starts
+// with it, newlines joined with "; " (the Python package raises it).
+std::string error_line(const std::string& message, const std::string& file = "");
 // The exit code for a library error: usage for bad arguments, pass failure for kPassFailed, bad
 // model for everything else.
 int exit_code_for(const Status& status);
@@ -48,4 +51,7 @@ Result<size_t> parse_size(const std::string& text);
 namespace xopt::tool {
 // The default command (no subcommand): optimize one model. Adds its options to the top-level app.
 std::function<int()> setup_optimize(CLI::App& app);
+// The whole command line (`argv[0]` is the program name): parses, runs and returns the exit code.
+// Prints like the executable (results on stdout, one-line errors on stderr) and never exits.
+int run_cli(int argc, char** argv);
 }  // namespace xopt::tool

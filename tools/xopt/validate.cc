@@ -119,7 +119,22 @@ Result<std::vector<Feed>> make_feeds(const ir::Model& a, const ir::Model* b, con
   return feeds;
 }
 
+thread_local ValidationCapture* g_capture = nullptr;
+
+// Prints one comparison table on stdout (and hands it to the capture, if any).
+void print_table(const std::vector<exec::TensorDiff>& diffs, const exec::CompareTolerance& tol,
+                 const std::string& title) {
+  std::fputs(exec::format_diff_table(diffs, tol, title).c_str(), stdout);
+  if (g_capture != nullptr) g_capture->tables.push_back({title, diffs});
+}
+
 }  // namespace
+
+ValidationCapture* set_validation_capture(ValidationCapture* capture) {
+  ValidationCapture* previous = g_capture;
+  g_capture = capture;
+  return previous;
+}
 
 void add_validate_flags(CLI::App& app, ValidateFlags& f) {
   app.add_option("--data", f.data,
@@ -184,11 +199,9 @@ int validate_models(const ir::Model& a, const ir::Model* b, const ValidateFlags&
       if (!rg.is_ok()) return report(rg.status());
       const std::string tol = f.device.tf32 ? " (TF32 on: tolerance applies to TF32 math)" : "";
       diffs = exec::compare_outputs(*rg, *ra, vo.tolerance);
-      std::fputs(exec::format_diff_table(diffs, vo.tolerance,
-                                         feed.name + ": " + label + " [" + rg->mode + "] against " +
-                                             label_a + " on the CPU [" + ra->mode + "]" + tol)
-                     .c_str(),
-                 stdout);
+      print_table(diffs, vo.tolerance,
+                  feed.name + ": " + label + " [" + rg->mode + "] against " + label_a +
+                      " on the CPU [" + ra->mode + "]" + tol);
       for (const auto& d : diffs) {
         ++outputs;
         bad += !d.ok;
@@ -208,7 +221,7 @@ int validate_models(const ir::Model& a, const ir::Model* b, const ValidateFlags&
           exec::compare_outputs(*ra, exec::expected_outputs(*a.graph, feed.expected), vo.tolerance);
       title = feed.name + ": " + label_a + " [" + ra->mode + "] against the stored outputs";
     }
-    std::fputs(exec::format_diff_table(diffs, vo.tolerance, title).c_str(), stdout);
+    print_table(diffs, vo.tolerance, title);
     for (const auto& d : diffs) {
       ++outputs;
       bad += !d.ok;

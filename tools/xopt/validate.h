@@ -39,6 +39,18 @@ int validate_models(const ir::Model& a, const ir::Model* b, const ValidateFlags&
                     const ir::ShapeBindings& shapes, const std::string& label_a,
                     const std::string& label_b);
 
+// Every comparison table validate_models prints, as data (the Python package's xopt.validate):
+// while a ValidationCapture is installed on this thread, each table is also appended to it.
+struct ValidationTable {
+  std::string title;
+  std::vector<exec::TensorDiff> diffs;
+};
+struct ValidationCapture {
+  std::vector<ValidationTable> tables;
+};
+// Installs `capture` (nullptr: none) for this thread; returns the previous one.
+ValidationCapture* set_validation_capture(ValidationCapture* capture);
+
 // One line per op the CPU executor (or with `device` cuda, the CUDA executor) has a kernel for: op,
 // domain, opset range. Returns the exit code.
 int list_ops(const DeviceFlags& device = {});

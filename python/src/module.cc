@@ -1,0 +1,497 @@
+// xopt._xopt: the C++ core as the Python package sees it. The command lines of xopt and xviz run
+// in process (tools/xopt/command.h, tools/xviz/cli.h), so the package takes the same pass names and
+// options and raises the same one-line errors; Session runs a model with the CPU reference executor
+// (or the CUDA one, in a build with it), numpy or DLPack in and out.
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/map.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "executor/cpu/session.h"
+#include "executor/cpu/validate.h"
+#include "ir/onnx_io.h"
+#include "planner/annotate.h"
+#include "planner/memory_plan.h"
+#include "tools/xopt/command.h"
+#include "tools/xopt/device.h"
+#include "tools/xopt/validate.h"
+#include "tools/xviz/cli.h"
+
+#ifdef XOPT_WITH_CUDA
+#include <cuda_runtime.h>
+
+#include "executor/cuda/session.h"
+#endif
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace xopt::python {
+namespace {
+
+// Raises the package's exception for an exit code (xopt._errors.error_for: UsageError for 1,
+// BadModelError for 2, PassFailedError for 3), carrying the CLI's one-line message.
+[[noreturn]] void raise_error(int code, const std::string& message) {
+  nb::object factory = nb::module_::import_("xopt._errors").attr("error_for");
+  nb::object exc = factory(code, message);
+  PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exc.ptr())), exc.ptr());
+  throw nb::python_error();
+}
+
+[[noreturn]] void raise_status(const Status& st, const std::string& file = "") {
+  raise_error(tool::exit_code_for(st), tool::error_line(st.message(), file));
+}
+
+// Sends file descriptors 1 and 2 to temporary files while alive, and gives back what was written.
+// The command lines print through C stdio; the Python functions return or raise what they print.
+class CaptureOutput {
+ public:
+  CaptureOutput() {
+    std::fflush(stdout);
+    std::fflush(stderr);
+    for (int i = 0; i < 2; ++i) {
+      files_[i] = std::tmpfile();
+      saved_[i] = files_[i] != nullptr ? dup(i + 1) : -1;
+      if (saved_[i] >= 0) dup2(fileno(files_[i]), i + 1);
+    }
+  }
+  ~CaptureOutput() { restore(); }
+  CaptureOutput(const CaptureOutput&) = delete;
+  CaptureOutput& operator=(const CaptureOutput&) = delete;
+
+  // Restores the descriptors and returns {stdout, stderr}.
+  std::pair<std::string, std::string> finish() {
+    restore();
+    return {text_[0], text_[1]};
+  }
+
+ private:
+  void restore() {
+    if (done_) return;
+    done_ = true;
+    std::fflush(stdout);
+    std::fflush(stderr);
+    for (int i = 0; i < 2; ++i) {
+      if (saved_[i] < 0) continue;
+      dup2(saved_[i], i + 1);
+      close(saved_[i]);
+      std::rewind(files_[i]);
+      char buf[4096];
+      size_t n = 0;
+      while ((n = std::fread(buf, 1, sizeof buf, files_[i])) > 0) text_[i].append(buf, n);
+    }
+    for (FILE* f : files_)
+      if (f != nullptr) std::fclose(f);
+  }
+
+  FILE* files_[2] = {nullptr, nullptr};
+  int saved_[2] = {-1, -1};
+  std::string text_[2];
+  bool done_ = false;
+};
+
+using CliResult = std::tuple<int, std::string, std::string>;
+
+// Runs `main_fn` on `args` (args[0] is the program name), with its output captured when asked.
+template <typename Fn>
+CliResult run_main(Fn main_fn, const std::vector<std::string>& args, bool capture) {
+  std::vector<std::string> copy = args;
+  std::vector<char*> argv;
+  argv.reserve(copy.size() + 1);
+  for (std::string& a : copy) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const int argc = static_cast<int>(copy.size());
+  if (!capture) {
+    std::fflush(stdout);
+    const int rc = main_fn(argc, argv.data());
+    std::fflush(stdout);
+    std::fflush(stderr);
+    return {rc, "", ""};
+  }
+  CaptureOutput output;
+  const int rc = main_fn(argc, argv.data());
+  auto [out, err] = output.finish();
+  return {rc, out, err};
+}
+
+nb::dict diff_to_dict(const exec::TensorDiff& d) {
+  nb::dict row;
+  row["name"] = d.name;
+  row["dtype"] = std::string(ir::dtype_name(d.dtype));
+  row["shape"] = d.dims;
+  row["problem"] = d.problem;
+  row["max_abs"] = d.max_abs;
+  row["max_ref"] = d.max_ref;
+  row["max_rel"] = d.max_rel;
+  row["cosine"] = d.cosine;
+  row["worst_index"] = d.worst_index;
+  row["unequal"] = d.unequal;
+  row["nonfinite_mismatch"] = d.nonfinite_mismatch;
+  row["ok"] = d.ok;
+  return row;
+}
+
+// `xopt validate ...` in process, with every comparison table as data.
+std::tuple<int, std::string, std::string, nb::list> validate_cli(
+    const std::vector<std::string>& args) {
+  tool::ValidationCapture capture;
+  tool::ValidationCapture* previous = tool::set_validation_capture(&capture);
+  CliResult r;
+  try {
+    r = run_main(tool::run_cli, args, true);
+  } catch (...) {
+    tool::set_validation_capture(previous);
+    throw;
+  }
+  tool::set_validation_capture(previous);
+  nb::list tables;
+  for (const tool::ValidationTable& t : capture.tables) {
+    nb::list rows;
+    for (const exec::TensorDiff& d : t.diffs) rows.append(diff_to_dict(d));
+    tables.append(nb::make_tuple(t.title, rows));
+  }
+  return {std::get<0>(r), std::get<1>(r), std::get<2>(r), tables};
+}
+
+ir::Model load_or_raise(const std::string& path) {
+  auto m = ir::load_model(path);
+  if (!m.is_ok()) raise_status(m.status(), path);
+  return std::move(m).value();
+}
+
+// The plan stored in a model, as its JSON document, after the checks `xopt plan-info` makes.
+std::string plan_json(const std::string& path) {
+  ir::Model model = load_or_raise(path);
+  auto plan = planner::read_plan(model);
+  if (!plan.is_ok()) raise_status(plan.status(), path);
+  Status st = planner::check_plan(*plan);
+  if (!st.is_ok())
+    raise_error(tool::kExitBadModel,
+                tool::error_line("stored plan is invalid: " + st.message(), path));
+  return planner::plan_to_json(*plan);
+}
+
+// ---- tensors: numpy / DLPack <-> ir::Tensor ----
+
+using AnyArray = nb::ndarray<nb::ro>;
+
+Result<ir::DType> dtype_of(const nb::dlpack::dtype& t) {
+  using Code = nb::dlpack::dtype_code;
+  const auto code = static_cast<Code>(t.code);
+  if (t.lanes == 1) {
+    if (code == Code::Float && t.bits == 32) return ir::DType::kFloat;
+    if (code == Code::Float && t.bits == 64) return ir::DType::kDouble;
+    if (code == Code::Float && t.bits == 16) return ir::DType::kFloat16;
+    if (code == Code::Bfloat && t.bits == 16) return ir::DType::kBFloat16;
+    if (code == Code::Int && t.bits == 8) return ir::DType::kInt8;
+    if (code == Code::Int && t.bits == 16) return ir::DType::kInt16;
+    if (code == Code::Int && t.bits == 32) return ir::DType::kInt32;
+    if (code == Code::Int && t.bits == 64) return ir::DType::kInt64;
+    if (code == Code::UInt && t.bits == 8) return ir::DType::kUInt8;
+    if (code == Code::UInt && t.bits == 16) return ir::DType::kUInt16;
+    if (code == Code::UInt && t.bits == 32) return ir::DType::kUInt32;
+    if (code == Code::UInt && t.bits == 64) return ir::DType::kUInt64;
+    if (code == Code::Bool && t.bits == 8) return ir::DType::kBool;
+  }
+  return invalid_argument("unsupported element type (DLPack code " + std::to_string(t.code) + ", " +
+                          std::to_string(t.bits) + " bits)");
+}
+
+nb::dlpack::dtype dlpack_dtype(ir::DType t) {
+  using Code = nb::dlpack::dtype_code;
+  auto make = [](Code c, int bits) {
+    nb::dlpack::dtype d;
+    d.code = static_cast<uint8_t>(c);
+    d.bits = static_cast<uint8_t>(bits);
+    d.lanes = 1;
+    return d;
+  };
+  switch (t) {
+    case ir::DType::kFloat:
+      return make(Code::Float, 32);
+    case ir::DType::kDouble:
+      return make(Code::Float, 64);
+    case ir::DType::kFloat16:
+      return make(Code::Float, 16);
+    case ir::DType::kBFloat16:
+      return make(Code::Bfloat, 16);
+    case ir::DType::kInt8:
+      return make(Code::Int, 8);
+    case ir::DType::kInt16:
+      return make(Code::Int, 16);
+    case ir::DType::kInt32:
+      return make(Code::Int, 32);
+    case ir::DType::kInt64:
+      return make(Code::Int, 64);
+    case ir::DType::kUInt8:
+      return make(Code::UInt, 8);
+    case ir::DType::kUInt16:
+      return make(Code::UInt, 16);
+    case ir::DType::kUInt32:
+      return make(Code::UInt, 32);
+    case ir::DType::kUInt64:
+      return make(Code::UInt, 64);
+    case ir::DType::kBool:
+      return make(Code::Bool, 8);
+    default:
+      return make(Code::Float, 0);
+  }
+}
+
+// Whether the array's elements lie in C order without gaps.
+bool c_contiguous(const AnyArray& a) {
+  int64_t expected = 1;
+  for (size_t i = a.ndim(); i-- > 0;) {
+    if (a.shape(i) != 1 && a.stride(i) != expected) return false;
+    expected *= static_cast<int64_t>(a.shape(i));
+  }
+  return true;
+}
+
+// A copy of `a` (host memory, or CUDA memory copied to the host) as an ir::Tensor.
+ir::Tensor to_tensor(const std::string& name, const AnyArray& a) {
+  auto dtype = dtype_of(a.dtype());
+  if (!dtype.is_ok())
+    raise_error(tool::kExitUsage, "input '" + name + "': " + dtype.status().message());
+  if (!c_contiguous(a))
+    raise_error(tool::kExitUsage,
+                "input '" + name + "': not C-contiguous (pass a contiguous copy)");
+  std::vector<int64_t> dims;
+  for (size_t i = 0; i < a.ndim(); ++i) dims.push_back(static_cast<int64_t>(a.shape(i)));
+  ir::Tensor t(*dtype, dims);
+  const size_t bytes = t.nbytes();
+  if (bytes == 0) return t;
+  const int device = a.device_type();
+  if (device == nb::device::cpu::value) {
+    std::memcpy(t.mutable_raw_data(), a.data(), bytes);
+    return t;
+  }
+#ifdef XOPT_WITH_CUDA
+  if (device == nb::device::cuda::value || device == nb::device::cuda_managed::value) {
+    const cudaError_t e = cudaMemcpy(t.mutable_raw_data(), a.data(), bytes, cudaMemcpyDeviceToHost);
+    if (e != cudaSuccess)
+      raise_error(tool::kExitBadModel,
+                  "input '" + name + "': copying from the GPU failed: " + cudaGetErrorString(e));
+    return t;
+  }
+#endif
+  raise_error(tool::kExitUsage, "input '" + name + "': DLPack device type " +
+                                    std::to_string(device) +
+                                    " is not supported by this build (CPU arrays are; CUDA ones "
+                                    "in a build with the CUDA executor)");
+}
+
+// A host array that owns `t` (no copy); numpy's type when `numpy`, else a DLPack-capable
+// nanobind array.
+nb::object from_tensor(const std::string& name, ir::Tensor t, bool numpy) {
+  if (t.dtype() == ir::DType::kString || dlpack_dtype(t.dtype()).bits == 0)
+    raise_error(tool::kExitUsage, "output '" + name + "': element type " +
+                                      std::string(ir::dtype_name(t.dtype())) +
+                                      " is not supported by the Python Session");
+  auto* owned = new ir::Tensor(std::move(t));
+  nb::capsule owner(owned, [](void* p) noexcept { delete static_cast<ir::Tensor*>(p); });
+  std::vector<size_t> shape;
+  for (int64_t d : owned->dims()) shape.push_back(static_cast<size_t>(d));
+  void* data = owned->nbytes() == 0 ? nullptr : owned->mutable_raw_data();
+  if (numpy)
+    return nb::cast(nb::ndarray<nb::numpy>(data, shape.size(), shape.data(), owner, nullptr,
+                                           dlpack_dtype(owned->dtype())));
+  return nb::cast(nb::ndarray<>(data, shape.size(), shape.data(), owner, nullptr,
+                                dlpack_dtype(owned->dtype())));
+}
+
+std::map<std::string, ir::Tensor> to_inputs(const nb::dict& feeds) {
+  std::map<std::string, ir::Tensor> inputs;
+  for (auto [key, value] : feeds) {
+    const std::string name = nb::cast<std::string>(key);
+    AnyArray a;
+    if (!nb::try_cast(value, a))
+      raise_error(tool::kExitUsage, "input '" + name +
+                                        "': expected a numpy array or a DLPack tensor, got " +
+                                        nb::cast<std::string>(nb::str(value.type())));
+    inputs.emplace(name, to_tensor(name, a));
+  }
+  return inputs;
+}
+
+nb::list value_infos(const std::vector<ir::Value*>& values) {
+  nb::list out;
+  for (const ir::Value* v : values) {
+    nb::list shape;
+    const ir::Shape& s = v->shape();
+    if (s.has_rank())
+      for (size_t i = 0; i < s.rank(); ++i) {
+        if (s[i].is_known())
+          shape.append(s[i].value);
+        else if (!s[i].symbol.empty())
+          shape.append(s[i].symbol);
+        else
+          shape.append(nb::none());
+      }
+    out.append(nb::make_tuple(v->name(), std::string(ir::dtype_name(v->dtype())), shape));
+  }
+  return out;
+}
+
+// ---- Session ----
+
+class Session {
+ public:
+  Session(const std::string& path, const std::string& device, bool use_plan, int threads)
+      : path_(path), device_(device), threads_(threads), model_(load_or_raise(path)) {
+    tool::DeviceFlags flags;
+    flags.device = device;
+    if (Status st = tool::check_device_flags(flags); !st.is_ok()) raise_status(st);
+    if (use_plan && model_.metadata("xopt.memory_plan").has_value()) {
+      auto plan = planner::read_plan(model_);
+      if (!plan.is_ok()) raise_status(plan.status(), path);
+      plan_ = std::move(plan).value();
+    }
+#ifdef XOPT_WITH_CUDA
+    if (device == "cuda") {
+      if (!plan_)
+        raise_error(tool::kExitUsage,
+                    tool::error_line("device='cuda' runs a planned model: optimize it with the "
+                                     "plan group first (passes='fold,fuse,plan')",
+                                     path));
+      auto s = cuda::Session::create(model_, *plan_);
+      if (!s.is_ok()) raise_status(s.status(), path);
+      cuda_ = std::move(s).value();
+    }
+#endif
+  }
+
+  nb::list run(const std::optional<std::vector<std::string>>& names, const nb::dict& feeds,
+               bool numpy) {
+    std::map<std::string, ir::Tensor> inputs = to_inputs(feeds);
+    Result<std::vector<ir::Tensor>> outputs = invalid_argument("not run");
+    {
+      nb::gil_scoped_release release;
+      outputs = run_inputs(inputs);
+    }
+    if (!outputs.is_ok()) raise_status(outputs.status(), path_);
+    const std::vector<ir::Value*>& graph_outputs = model_.graph->outputs();
+    std::vector<std::string> wanted;
+    if (names && !names->empty())
+      wanted = *names;
+    else
+      for (const ir::Value* v : graph_outputs) wanted.push_back(v->name());
+    nb::list result;
+    for (const std::string& name : wanted) {
+      size_t i = 0;
+      while (i < graph_outputs.size() && graph_outputs[i]->name() != name) ++i;
+      if (i == graph_outputs.size()) {
+        std::string all;
+        for (const ir::Value* v : graph_outputs) all += (all.empty() ? "" : ", ") + v->name();
+        raise_error(
+            tool::kExitUsage,
+            tool::error_line("'" + name + "' is not an output of the graph (outputs: " + all + ")",
+                             path_));
+      }
+      result.append(from_tensor(name, (*outputs)[i], numpy));
+    }
+    return result;
+  }
+
+  nb::list inputs() const {
+    return value_infos(model_.graph->runtime_inputs());
+  }
+  nb::list outputs() const {
+    return value_infos(model_.graph->outputs());
+  }
+  bool planned() const {
+    return plan_.has_value();
+  }
+  const std::string& device() const {
+    return device_;
+  }
+  const std::string& path() const {
+    return path_;
+  }
+
+ private:
+  Result<std::vector<ir::Tensor>> run_inputs(const std::map<std::string, ir::Tensor>& inputs) {
+#ifdef XOPT_WITH_CUDA
+    if (cuda_) return cuda_->run(inputs);
+#endif
+    exec::RunOptions o;
+    o.plan = plan_ ? &*plan_ : nullptr;
+    o.threads = threads_;
+    return exec::run_model(model_, inputs, o);
+  }
+
+  std::string path_;
+  std::string device_;
+  int threads_ = 0;
+  ir::Model model_;
+  std::optional<planner::MemoryPlan> plan_;
+#ifdef XOPT_WITH_CUDA
+  std::unique_ptr<cuda::Session> cuda_;
+#endif
+};
+
+// The CPU executor as `xopt validate` runs a model (exec::run_for_validation: inside its plan when
+// it carries one), outputs by name. Tests compare Session with it.
+nb::dict run_reference(const std::string& path, const nb::dict& feeds) {
+  ir::Model model = load_or_raise(path);
+  std::map<std::string, ir::Tensor> inputs = to_inputs(feeds);
+  auto r = exec::run_for_validation(model, inputs);
+  if (!r.is_ok()) raise_status(r.status(), path);
+  nb::dict out;
+  for (size_t i = 0; i < r->names.size(); ++i)
+    out[r->names[i].c_str()] = from_tensor(r->names[i], r->tensors[i], true);
+  return out;
+}
+
+}  // namespace
+}  // namespace xopt::python
+
+NB_MODULE(_xopt, m) {
+  using namespace xopt::python;
+  m.doc() = "xopt's C++ core (use the xopt package, not this module)";
+  m.def(
+      "run_cli",
+      [](const std::vector<std::string>& args, bool capture) {
+        return run_main(xopt::tool::run_cli, args, capture);
+      },
+      "args"_a, "capture"_a = true,
+      "Runs the xopt command line in process (args[0] is the program name): (exit code, stdout, "
+      "stderr), the output captured when `capture`.");
+  m.def(
+      "run_xviz",
+      [](const std::vector<std::string>& args, bool capture) {
+        return run_main(xopt::viz::run_cli, args, capture);
+      },
+      "args"_a, "capture"_a = true, "Runs the xviz command line in process, like run_cli.");
+  m.def("validate_cli", &validate_cli, "args"_a,
+        "Runs `xopt validate ...` in process: (exit code, stdout, stderr, [(title, rows)]).");
+  m.def("plan_json", &plan_json, "path"_a,
+        "The memory plan stored in a model as JSON, checked as `xopt plan-info` checks it.");
+  m.def("run_reference", &run_reference, "path"_a, "feeds"_a,
+        "Runs a model with the CPU executor as `xopt validate` does: {output name: array}.");
+  m.def("cuda_built", &xopt::tool::cuda_built, "Whether this build has the CUDA executor.");
+  nb::class_<Session>(m, "Session")
+      .def(nb::init<const std::string&, const std::string&, bool, int>(), "path"_a,
+           "device"_a = "cpu", "use_plan"_a = true, "threads"_a = 0)
+      .def("run", &Session::run, "output_names"_a.none(), "feeds"_a, "numpy"_a = true)
+      .def("inputs", &Session::inputs)
+      .def("outputs", &Session::outputs)
+      .def_prop_ro("planned", &Session::planned)
+      .def_prop_ro("device", &Session::device)
+      .def_prop_ro("path", &Session::path);
+}
