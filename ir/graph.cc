@@ -27,6 +27,14 @@ void Node::set_input(size_t i, Value* v) {
   if (v != nullptr) v->uses_.push_back({this, static_cast<int>(i)});
 }
 
+void Node::set_implicit_inputs(const std::vector<Value*>& values) {
+  for (size_t i = 0; i < implicit_inputs_.size(); ++i)
+    graph_->erase_use(implicit_inputs_[i], this, -1 - static_cast<int>(i));
+  implicit_inputs_ = values;
+  for (size_t i = 0; i < implicit_inputs_.size(); ++i)
+    implicit_inputs_[i]->uses_.push_back({this, -1 - static_cast<int>(i)});
+}
+
 void Node::remove_input(size_t i) {
   assert(i < inputs_.size());
   for (size_t k = i; k < inputs_.size(); ++k)

@@ -134,6 +134,9 @@ class Node {
   Value* output(size_t i) const { return i < outputs_.size() ? outputs_[i] : nullptr; }
   // Values read from inside subgraph attributes (outer-scope references).
   const std::vector<Value*>& implicit_inputs() const { return implicit_inputs_; }
+  // Replaces them (use lists kept right): for passes that create a node with a subgraph attribute
+  // or rewrite one (see ir/subgraph.h, refresh_implicit_inputs).
+  void set_implicit_inputs(const std::vector<Value*>& values);
 
   void set_input(size_t i, Value* v);  // grows the input list as needed
   void add_input(Value* v) { set_input(inputs_.size(), v); }

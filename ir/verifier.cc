@@ -5,6 +5,8 @@
 #include <limits>
 #include <unordered_set>
 
+#include "ir/subgraph.h"
+
 namespace xopt::ir {
 
 namespace {
@@ -64,9 +66,20 @@ Status verify(const Graph& graph) {
                              " produces it (not in topological order, or a cycle)");
     }
     for (const Value* v : n->implicit_inputs()) {
-      if (!available.count(v) && v->producer() == nullptr && !defined_outside_nodes(v))
+      if (available.count(v)) continue;
+      if (v->producer() == nullptr && !defined_outside_nodes(v))
         return invalid_model(n->describe() + ": a subgraph reads '" + v->name() +
                              "', which is not defined");
+      if (v->producer() != nullptr)
+        return invalid_model(n->describe() + ": a subgraph reads '" + v->name() + "' before " +
+                             v->producer()->describe() + " produces it");
+    }
+    // Subgraphs (If branches, Loop and Scan bodies) are graphs of their own, whose outer-scope
+    // reads are checked above.
+    for (const std::string& attr : subgraph_attrs(*n)) {
+      XOPT_ASSIGN_OR_RETURN(Subgraph sg, load_subgraph(*n, attr));
+      Status s = verify(*sg.model.graph);
+      if (!s.is_ok()) return s.with_context(n->describe() + ": in " + attr + ": ");
     }
     for (size_t i = 0; i < n->num_outputs(); ++i) {
       const Value* v = n->output(i);

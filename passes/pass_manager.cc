@@ -8,6 +8,7 @@
 
 #include "ir/text.h"
 #include "ir/verifier.h"
+#include "passes/subgraphs.h"
 
 namespace xopt::passes {
 
@@ -210,6 +211,10 @@ Result<bool> PassManager::run_pass(Step& step, RunState& st) {
   st.ctx.set_counter_sink(&ps.counters);
   auto start = Clock::now();
   Result<bool> result = step.pass->run(st.model, st.ctx);
+  if (result.is_ok() && runs_in_subgraphs(step.name)) {
+    Result<bool> sub = run_in_subgraphs(*step.pass, st.model, st.ctx);
+    result = sub.is_ok() ? Result<bool>(*result || *sub) : sub;
+  }
   ps.seconds += seconds_since(start);
   st.ctx.set_counter_sink(nullptr);
   ps.runs += 1;

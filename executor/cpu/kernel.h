@@ -65,6 +65,10 @@ class KernelContext {
   // Inputs; nullptr for an omitted optional input (or an index past the end).
   size_t num_inputs() const { return inputs_.size(); }
   const ir::Tensor* input(size_t i) const { return i < inputs_.size() ? inputs_[i] : nullptr; }
+  // The outer-scope values the node's subgraphs read, in node().implicit_inputs() order (If, Loop
+  // and Scan hand them to their bodies); nullptr where not available.
+  const std::vector<const ir::Tensor*>& implicit_inputs() const { return implicit_inputs_; }
+  void set_implicit_inputs(std::vector<const ir::Tensor*> t) { implicit_inputs_ = std::move(t); }
   // Number of declared outputs; an omitted optional output has no Value and needs no allocation.
   size_t num_outputs() const { return node_.num_outputs(); }
   bool wants_output(size_t i) const { return node_.output(i) != nullptr; }
@@ -93,6 +97,7 @@ class KernelContext {
   OutputAllocator* allocator_;
   std::deque<ir::Tensor>
       scratch_;  // outputs past the node's declared ones (deque: stable addresses)
+  std::vector<const ir::Tensor*> implicit_inputs_;
 };
 
 using KernelFn = std::function<Status(KernelContext&)>;

@@ -198,6 +198,11 @@ Result<std::vector<ir::Tensor>> run_model(const ir::Model& model,
 
     std::vector<ir::Tensor> outs(n.num_outputs());
     KernelContext ctx(n, std::move(ins), &outs, allocator);
+    if (!n.implicit_inputs().empty()) {
+      std::vector<const ir::Tensor*> outer;
+      for (const ir::Value* v : n.implicit_inputs()) outer.push_back(lookup(v));
+      ctx.set_implicit_inputs(std::move(outer));
+    }
     Status st = kernels[s]->fn(ctx);
     if (!st.is_ok()) {
       if (st.message().find(n.describe()) == std::string::npos)
