@@ -9,6 +9,7 @@
 
 #include "executor/cpu/conformance.h"
 #include "executor/cpu/session.h"
+#include "ir/onnx_io.h"
 #include "ir/shape_inference.h"
 #include "ir/subgraph.h"
 #include "ir/text.h"
@@ -468,6 +469,51 @@ TEST(ControlFlowConformance, NodeTestsPass) {
     auto r = exec::conformance::run_case(shared + "/onnx-conformance/node/" + name, options);
     EXPECT_EQ(r.outcome, exec::conformance::Outcome::kUnsupported) << name << ": " << r.detail;
   }
+}
+
+// TorchScript modules with data-dependent ifs (nested, the weights inside the branches) and
+// for/while loops, exported by torch 1.13 (torch/gen_torch_cases.py; torch's outputs are the
+// reference, onnxruntime agrees): they pass as exported, and after fold,fuse,cleanup.
+TEST(ControlFlowTorch, ScriptedModulesRunBeforeAndAfterThePasses) {
+  const std::string dir = std::string(XOPT_SOURCE_DIR) + "/tests/control_flow/torch";
+  exec::conformance::Options options;
+  options.also_arena = true;
+  int cases = 0;
+  for (const char* name :
+       {"torch_if_nested", "torch_if_nested_else", "torch_for_loop", "torch_while_loop"}) {
+    const std::string path = dir + "/" + name;
+    auto r = exec::conformance::run_case(path, options);
+    EXPECT_EQ(r.outcome, exec::conformance::Outcome::kPassed) << name << ": " << r.detail;
+
+    auto model = ir::load_model(path + "/model.onnx");
+    ASSERT_TRUE(model.is_ok()) << model.status().message();
+    passes::PassManagerOptions pmo;
+    pmo.verify_each = true;
+    passes::PassManager pm(pmo);
+    ASSERT_TRUE(pm.add_pipeline("fold,fuse,cleanup").is_ok());
+    passes::PassContext ctx;
+    Status st = pm.run(*model, ctx);
+    ASSERT_TRUE(st.is_ok()) << name << ": " << st.message();
+    std::map<std::string, ir::Tensor> inputs;
+    for (size_t i = 0; i < model->graph->runtime_inputs().size(); ++i) {
+      auto t = exec::conformance::read_tensor_file(path + "/test_data_set_0/input_" +
+                                                   std::to_string(i) + ".pb");
+      ASSERT_TRUE(t.is_ok()) << t.status().message();
+      inputs[model->graph->runtime_inputs()[i]->name()] = *t;
+    }
+    auto got = exec::run_model(*model, inputs);
+    ASSERT_TRUE(got.is_ok()) << name << ": " << got.status().message();
+    for (size_t i = 0; i < got->size(); ++i) {
+      auto want = exec::conformance::read_tensor_file(path + "/test_data_set_0/output_" +
+                                                      std::to_string(i) + ".pb");
+      ASSERT_TRUE(want.is_ok()) << want.status().message();
+      std::string why;
+      EXPECT_TRUE(exec::conformance::outputs_match((*got)[i], *want, 1e-4, 1e-5, &why))
+          << name << " output " << i << ": " << why;
+    }
+    ++cases;
+  }
+  EXPECT_EQ(cases, 4);
 }
 
 }  // namespace
