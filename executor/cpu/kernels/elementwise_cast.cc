@@ -123,8 +123,11 @@ Status cast_to(KernelContext& ctx, const ir::Tensor& x, ir::DType to) {
           std::memmove(py, px, static_cast<size_t>(n) * sizeof(TI));
       } else if constexpr (std::is_same_v<TI, double> && ew::is_half_v<TO>) {
         // double -> half in one rounding step would need a direct converter; through float the
-        // double rounding differs from the exact result only in rare ties.
-        for (int64_t i = 0; i < n; ++i) py[i] = ew::store<TO>(static_cast<float>(px[i]));
+        // double rounding differs from the exact result only in rare ties. (to_compute: clang
+        // checks this branch for every TI while TO is still unknown; a plain cast does not compile
+        // for the half types.)
+        for (int64_t i = 0; i < n; ++i)
+          py[i] = ew::store<TO>(static_cast<float>(to_compute(px[i])));
       } else {
         for (int64_t i = 0; i < n; ++i) py[i] = ew::store<TO>(to_compute(px[i]));
       }
