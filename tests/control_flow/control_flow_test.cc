@@ -297,15 +297,29 @@ TEST(ControlFlowVerifier, ChecksInsideSubgraphs) {
 <ir_version: 8, opset_import: ["" : 17]>
 g (bool c, float[2] x) => (float[2] y) {
   y = If (c) <then_branch = then_g () => (float[2] a) {
+      a = Add(x, later)
+      later = Neg(x)
+    }, else_branch = else_g () => (float[2] b) {
+      b = Neg(x)
+    }>
+})");
+  // Only the branch itself shows it: `later` is read before the branch's node writes it.
+  Status s = ir::verify(*bad.graph);
+  ASSERT_FALSE(s.is_ok());
+  EXPECT_NE(s.message().find("'later' before"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("(If): in then_branch"), std::string::npos) << s.message();
+  ir::Model undefined = parse(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (bool c, float[2] x) => (float[2] y) {
+  y = If (c) <then_branch = then_g () => (float[2] a) {
       a = Add(x, nowhere)
     }, else_branch = else_g () => (float[2] b) {
       b = Neg(x)
     }>
 })");
-  Status s = ir::verify(*bad.graph);
+  s = ir::verify(*undefined.graph);
   ASSERT_FALSE(s.is_ok());
-  EXPECT_NE(s.message().find("nowhere"), std::string::npos) << s.message();
-  EXPECT_NE(s.message().find("(If)"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("reads 'nowhere'"), std::string::npos) << s.message();
 }
 
 TEST(InlineConstantIf, ConstantConditionInlinesTheBranch) {
@@ -398,6 +412,27 @@ g (int64 M, float[2] x) => (float[2] s) <float[2] w = {1, 10}, bool t = {1}> {
   EXPECT_EQ(loop->implicit_inputs()[0]->name(), "w");
 }
 
+// Fusion runs in If branches too: MatMul + bias Add in a branch becomes a Gemm there.
+TEST(SubgraphPasses, FuseRunsInsideAnIfBranch) {
+  constexpr const char* kModel = R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (bool c, float[2,3] x) => (float[2,4] y) <float[3,4] w = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12},
+                                             float[4] b = {1, -1, 2, -2}> {
+  y = If (c) <then_branch = then_g () => (float[2,4] p) {
+      m = MatMul(x, w)
+      p = Add(m, b)
+    }, else_branch = else_g () => (float[2,4] q) {
+      m2 = MatMul(x, w)
+      q = Relu(m2)
+    }>
+})";
+  auto out = test::run_passes("fuse", kModel);  // also checks the outputs on random inputs
+  ASSERT_TRUE(out.status.is_ok()) << out.status.message();
+  EXPECT_TRUE(out.changed);
+  EXPECT_NE(out.text.find("Gemm"), std::string::npos) << out.text;
+  EXPECT_EQ(out.text.find("Add("), std::string::npos) << out.text;
+}
+
 // The plan group plans the top-level graph: the If is one step, the outer values its branches read
 // live until that step, and the executor runs the model inside the plan (bodies in their own
 // memory) with the outputs of simple mode.
@@ -405,7 +440,7 @@ TEST(ControlFlowPlan, ModelWithSubgraphsRunsInsideItsPlan) {
   // A for loop (constant trip count, no condition) has static scan outputs, so it plans.
   constexpr const char* kForLoop = R"(
 <ir_version: 8, opset_import: ["" : 17]>
-g (float[2] x) => (float[2] s, float[3,2] ys) <int64 M = {3}> {
+g (float[2] x) => (float[2] s, ys) <int64 M = {3}> {
   s, ys = Loop (M, omitted, x) <body = body (int64 i, bool cin, float[2] acc)
       => (bool cout, float[2] acc2, float[2] y) {
       acc2 = Mul(acc, x)
@@ -473,7 +508,8 @@ TEST(ControlFlowConformance, NodeTestsPass) {
 
 // TorchScript modules with data-dependent ifs (nested, the weights inside the branches) and
 // for/while loops, exported by torch 1.13 (torch/gen_torch_cases.py; torch's outputs are the
-// reference, onnxruntime agrees): they pass as exported, and after fold,fuse,cleanup.
+// reference, onnxruntime agrees): they pass as exported, and after fold,fuse,cleanup,plan inside
+// the memory plan.
 TEST(ControlFlowTorch, ScriptedModulesRunBeforeAndAfterThePasses) {
   const std::string dir = std::string(XOPT_SOURCE_DIR) + "/tests/control_flow/torch";
   exec::conformance::Options options;
@@ -490,7 +526,7 @@ TEST(ControlFlowTorch, ScriptedModulesRunBeforeAndAfterThePasses) {
     passes::PassManagerOptions pmo;
     pmo.verify_each = true;
     passes::PassManager pm(pmo);
-    ASSERT_TRUE(pm.add_pipeline("fold,fuse,cleanup").is_ok());
+    ASSERT_TRUE(pm.add_pipeline("fold,fuse,cleanup,plan").is_ok());
     passes::PassContext ctx;
     Status st = pm.run(*model, ctx);
     ASSERT_TRUE(st.is_ok()) << name << ": " << st.message();
@@ -501,7 +537,11 @@ TEST(ControlFlowTorch, ScriptedModulesRunBeforeAndAfterThePasses) {
       ASSERT_TRUE(t.is_ok()) << t.status().message();
       inputs[model->graph->runtime_inputs()[i]->name()] = *t;
     }
-    auto got = exec::run_model(*model, inputs);
+    // Inside the plan: the control-flow nodes are steps of it, their bodies in their own memory.
+    ASSERT_TRUE(ctx.plan_outcome().has_value()) << name;
+    exec::RunOptions ro;
+    ro.plan = &ctx.plan_outcome()->plan;
+    auto got = exec::run_model(*model, inputs, ro);
     ASSERT_TRUE(got.is_ok()) << name << ": " << got.status().message();
     for (size_t i = 0; i < got->size(); ++i) {
       auto want = exec::conformance::read_tensor_file(path + "/test_data_set_0/output_" +

@@ -208,20 +208,19 @@ TEST(FoldConstants, OverridableInitializerStays) {
 
 // Readers inside a subgraph refer to the folded value by name: the initializer keeps it.
 TEST(FoldConstants, ValueReadBySubgraphKeepsItsName) {
-  EXPECT_REWRITES_STRUCTURALLY("fold-constants", R"(
+  EXPECT_REWRITES("fold-constants", R"(
     <ir_version: 8, opset_import: ["" : 17]>
     g (float[2] x, bool c) => (float[2] y) <float[2] a = {1, 2}> {
       n = Neg(a)
       y = If (c) <then_branch = g1 () => (float[2] t) { t = Add(x, n) },
                   else_branch = g2 () => (float[2] e) { e = Identity(x) }>
     })",
-                               R"(
+                  R"(
     <ir_version: 8, opset_import: ["" : 17]>
     g (float[2] x, bool c) => (float[2] y) <float[2] n = {-1, -2}> {
       y = If (c) <then_branch = g1 () => (float[2] t) { t = Add(x, n) },
                   else_branch = g2 () => (float[2] e) { e = Identity(x) }>
-    })",
-                               "the CPU executor has no kernel for If");
+    })");
 }
 
 // What folding computes is what the executor computes at run time.
