@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "common/atomic_file.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl.h"
 #include "ir/tensor_proto.h"
@@ -355,30 +356,6 @@ void put_inline(const Value* v, onnx::TensorProto& tp) {
       shell.GetReflection()->GetUnknownFields(shell));
 }
 
-bool write_file_atomically(const std::string& path, const std::function<bool(std::ostream&)>& write,
-                           std::string* error) {
-  std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) {
-      *error = "cannot create '" + tmp + "': " + std::strerror(errno);
-      return false;
-    }
-    if (!write(out) || !out.flush()) {
-      *error = "cannot write '" + tmp + "'";
-      out.close();
-      std::remove(tmp.c_str());
-      return false;
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    *error = "cannot rename '" + tmp + "' to '" + path + "': " + std::strerror(errno);
-    std::remove(tmp.c_str());
-    return false;
-  }
-  return true;
-}
-
 namespace wire {
 using google::protobuf::io::CodedOutputStream;
 constexpr uint32_t kLen = 2;  // length-delimited wire type
@@ -405,10 +382,13 @@ bool write_streamed(std::ostream& os, const Model& model, bool inferred_value_in
     const Tensor* raw = nullptr;
     size_t size = 0;
   };
+  // Sizes are computed (and cached, for SerializeWithCachedSizes) only once `items` no longer
+  // moves: a moved TensorProto loses the cached byte sizes of its packed varint fields (int64_data,
+  // int32_data), which then serialized as empty while counted in the lengths: an unreadable file.
   std::vector<Item> items;
-  size_t graph_size = graph.ByteSizeLong();
+  items.reserve(model.graph->initializers().size());
   for (const Value* v : model.graph->initializers()) {
-    Item it;
+    Item& it = items.emplace_back();
     const Tensor& t = *v->initializer();
     const bool raw =
         t.dtype() != DType::kString && v->initializer_encoding() != TensorEncoding::kTyped;
@@ -422,13 +402,15 @@ bool write_streamed(std::ostream& os, const Model& model, bool inferred_value_in
           ->MutableUnknownFields(&it.header)
           ->MergeFrom(shell.GetReflection()->GetUnknownFields(shell));
       it.raw = &t;
-      it.size = it.header.ByteSizeLong() + field_size(kTensorRawData, t.nbytes());
     } else {
       put_inline(v, it.header);
-      it.size = it.header.ByteSizeLong();
     }
+  }
+  size_t graph_size = graph.ByteSizeLong();
+  for (Item& it : items) {
+    it.size = it.header.ByteSizeLong();
+    if (it.raw != nullptr) it.size += field_size(kTensorRawData, it.raw->nbytes());
     graph_size += field_size(kGraphInitializer, it.size);
-    items.push_back(std::move(it));
   }
   proto.ByteSizeLong();  // caches sizes for SerializeWithCachedSizes
   google::protobuf::io::OstreamOutputStream zos(&os);
@@ -516,15 +498,13 @@ Status save_model(const Model& model, const std::string& path, const SaveOptions
                    (had_external || weight_bytes(model) >= kTwoGiB - (64u << 20)));
 
   fs::path out(path);
-  std::string err;
   if (!external && weight_bytes(model) >= kTwoGiB)
     return invalid_argument(path + ": weights are over 2 GiB; save them as external data");
   if (!external) {
     auto write = [&](std::ostream& os) {
       return write_streamed(os, model, options.write_inferred_value_info);
     };
-    if (!write_file_atomically(path, write, &err)) return io_error(err);
-    return Status::ok();
+    return write_file_atomically(path, write);
   }
 
   std::string data_name =
@@ -573,33 +553,28 @@ Status save_model(const Model& model, const std::string& path, const SaveOptions
   if (proto.ByteSizeLong() >= kTwoGiB)
     return invalid_argument(path + ": model graph alone is over 2 GiB even with external data");
   // The data file is written first: a model file never points at missing data.
-  bool ok = write_file_atomically(
-      data_path,
-      [&](std::ostream& os) {
-        size_t pos = 0;
-        static const char zeros[4096] = {};
-        for (const auto& [v, off] : placed) {
-          if (off > pos) os.write(zeros, static_cast<std::streamsize>(off - pos));
-          const Tensor& t = *v->initializer();
-          const char* p = static_cast<const char*>(t.raw_data());
-          size_t n = t.nbytes();
-          // Write in chunks so a huge tensor never needs a second copy in memory.
-          for (size_t done = 0; done < n;) {
-            size_t chunk = std::min<size_t>(n - done, size_t{64} << 20);
-            os.write(p + done, static_cast<std::streamsize>(chunk));
-            done += chunk;
-          }
-          pos = off + n;
-        }
-        return static_cast<bool>(os);
-      },
-      &err);
-  if (!ok) return io_error(err);
-  if (!write_file_atomically(
-          path, [&](std::ostream& os) { return proto.SerializeToOstream(&os); }, &err)) {
-    return io_error(err);
-  }
-  return Status::ok();
+  XOPT_RETURN_IF_ERROR(write_file_atomically(data_path, [&](std::ostream& os) {
+    size_t pos = 0;
+    static const char zeros[4096] = {};
+    for (const auto& [v, off] : placed) {
+      if (off > pos) os.write(zeros, static_cast<std::streamsize>(off - pos));
+      const Tensor& t = *v->initializer();
+      const char* p = static_cast<const char*>(t.raw_data());
+      size_t n = t.nbytes();
+      // Write in chunks so a huge tensor never needs a second copy in memory.
+      for (size_t done = 0; done < n;) {
+        size_t chunk = std::min<size_t>(n - done, size_t{64} << 20);
+        os.write(p + done, static_cast<std::streamsize>(chunk));
+        done += chunk;
+      }
+      pos = off + n;
+    }
+    return static_cast<bool>(os);
+  }));
+  Status st =
+      write_file_atomically(path, [&](std::ostream& os) { return proto.SerializeToOstream(&os); });
+  if (!st.is_ok()) std::remove(data_path.c_str());  // no data file without its model
+  return st;
 }
 
 }  // namespace xopt::ir

@@ -206,7 +206,9 @@ Result<Tensor> tensor_from_proto(onnx::TensorProto p, const std::string& base_di
     std::string err;
     auto storage = map_cached(path, &err);
     if (!storage) return io_error("tensor '" + p.name() + "': " + err);
-    if (offset < 0 || static_cast<size_t>(offset + expect) > storage->size())
+    // Compared without adding: a hostile offset near 2^63 must not wrap around.
+    if (offset < 0 || static_cast<size_t>(offset) > storage->size() ||
+        static_cast<size_t>(expect) > storage->size() - static_cast<size_t>(offset))
       return invalid_model("tensor '" + p.name() + "': external data [" + std::to_string(offset) +
                            ", +" + std::to_string(expect) + ") is past the end of '" + location +
                            "'");

@@ -8,7 +8,40 @@
 
 namespace xopt::ir {
 
+namespace {
+
+// libonnx's parser recurses once per bracket level (subgraphs, attribute lists, literals) without a
+// limit: a deep enough text would overflow the stack. Deeper than protobuf's own parsing limit is
+// refused before parsing.
+constexpr int kMaxNesting = 100;
+
+bool nesting_within_limit(std::string_view text) {
+  int depth = 0;
+  bool quoted = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quoted) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        quoted = false;
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == '(' || c == '{' || c == '[' || c == '<') {
+      if (++depth > kMaxNesting) return false;
+    } else if (c == ')' || c == '}' || c == ']' || (c == '>' && (i == 0 || text[i - 1] != '='))) {
+      --depth;  // "=>" separates a graph's inputs from its outputs: no bracket
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
 Result<Model> parse_model_text(std::string_view text) {
+  if (!nesting_within_limit(text))
+    return invalid_model("cannot parse ONNX text: brackets nested deeper than " +
+                         std::to_string(kMaxNesting));
   onnx::ModelProto proto;
   std::string buf(text);
   auto status = onnx::OnnxParser::Parse(proto, buf.c_str());

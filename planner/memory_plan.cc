@@ -143,15 +143,37 @@ Status check_plan(const MemoryPlan& plan) {
     }
     return cur;
   };
+  // A plan read from a file may lie: every number is checked before an executor trusts it.
+  if (plan.alignment == 0 || (plan.alignment & (plan.alignment - 1)) != 0)
+    return invalid_model("memory plan: alignment " + std::to_string(plan.alignment) +
+                         " is not a power of two");
+  const int64_t steps = static_cast<int64_t>(plan.node_order.size());
+  size_t end = 0;
   for (const auto& v : plan.values) {
-    if (v.offset + v.size > plan.arena_bytes)
-      return invalid_argument("memory plan: value '" + v.name + "' [" + std::to_string(v.offset) +
-                              ", " + std::to_string(v.offset + v.size) +
-                              ") lies outside the arena of " + std::to_string(plan.arena_bytes) +
-                              " bytes");
+    if (v.first_step < -1 || v.first_step > v.last_step || v.last_step >= steps)
+      return invalid_model("memory plan: value '" + v.name + "' is live over steps " +
+                           std::to_string(v.first_step) + ".." + std::to_string(v.last_step) +
+                           ", outside the plan's steps -1.." + std::to_string(steps - 1));
+    if (v.size > plan.arena_bytes || v.offset > plan.arena_bytes - v.size)
+      return invalid_model("memory plan: value '" + v.name + "' [" + std::to_string(v.offset) +
+                           ", " + std::to_string(v.offset) + " + " + std::to_string(v.size) +
+                           ") lies outside the arena of " + std::to_string(plan.arena_bytes) +
+                           " bytes");
     if (v.bytes > v.size)
-      return invalid_argument("memory plan: value '" + v.name + "' needs " +
-                              std::to_string(v.bytes) + " bytes but has " + std::to_string(v.size));
+      return invalid_model("memory plan: value '" + v.name + "' needs " + std::to_string(v.bytes) +
+                           " bytes but has " + std::to_string(v.size));
+    end = std::max(end, v.offset + v.size);
+  }
+  for (const auto& v : plan.values) {
+    if (!v.alias_of.empty()) {
+      const PlannedValue* r = plan.find(v.alias_of);
+      if (r == nullptr)
+        return invalid_model("memory plan: value '" + v.name + "' aliases '" + v.alias_of +
+                             "', which the plan does not hold");
+      if (v.offset < r->offset || v.bytes > r->size || v.offset - r->offset > r->size - v.bytes)
+        return invalid_model("memory plan: value '" + v.name + "' aliases '" + v.alias_of +
+                             "' but lies outside its bytes");
+    }
   }
   // Sweep by offset: sort, then compare each value with those that start before it ends.
   std::vector<const PlannedValue*> order;
@@ -169,7 +191,7 @@ Status check_plan(const MemoryPlan& plan) {
       const PlannedValue* ra = root_of(*a);
       const PlannedValue* rb = root_of(*b);
       if (ra == rb || ra == b || rb == a) continue;
-      return invalid_argument(
+      return invalid_model(
           "memory plan: values '" + a->name + "' and '" + b->name +
           "' are live at the same time (steps " + std::to_string(a->first_step) + ".." +
           std::to_string(a->last_step) + " and " + std::to_string(b->first_step) + ".." +
@@ -178,6 +200,11 @@ Status check_plan(const MemoryPlan& plan) {
           std::to_string(std::min(a->offset + a->size, b->offset + b->size)) + ")");
     }
   }
+  // The arena an executor allocates is no larger than the values need (rounded to the alignment).
+  const size_t needed = (end + plan.alignment - 1) / plan.alignment * plan.alignment;
+  if (plan.arena_bytes > needed)
+    return invalid_model("memory plan: arena of " + std::to_string(plan.arena_bytes) +
+                         " bytes, but its values end at byte " + std::to_string(end));
   return Status::ok();
 }
 

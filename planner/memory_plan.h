@@ -112,7 +112,10 @@ std::string plan_to_json(const MemoryPlan& plan);
 Result<MemoryPlan> plan_from_json(const std::string& json);
 
 // Proves that no two values with overlapping lifetimes share bytes (aliases excepted) and that
-// every value lies inside the arena. The error names both values.
+// every value lies inside the arena. The error names both values. A plan read from a model may lie,
+// so every number is checked: steps inside -1..node_order.size()-1, no range that wraps around, an
+// arena no larger than its values need, aliases inside the bytes they alias. Errors are
+// kInvalidModel (the plan is part of the model).
 Status check_plan(const MemoryPlan& plan);
 
 }  // namespace xopt::planner

@@ -258,7 +258,8 @@ Result<MemoryPlan> plan(const ir::Graph& graph, const std::vector<const ir::Node
   p.breakdown.parameters = parameter_bytes(graph, options.alignment);
   p.breakdown.activations = p.arena_bytes;
   p.breakdown.workspace = p.workspace_bytes;
-  XOPT_RETURN_IF_ERROR(check_plan(p).with_context("planner produced an invalid plan: "));
+  if (Status st = check_plan(p); !st.is_ok())
+    return internal_error("planner produced an invalid plan: " + st.message());
   return p;
 }
 

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "common/atomic_file.h"
 #include "ir/onnx_io.h"
 #include "viz/format.h"
 
@@ -22,21 +23,7 @@ Result<ir::Model> load_for_drawing(const std::string& path, const ir::ShapeBindi
 }
 
 Status write_file(const std::string& path, const std::string& data) {
-  namespace fs = std::filesystem;
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out || !out.write(data.data(), static_cast<std::streamsize>(data.size())) ||
-        !out.flush()) {
-      std::error_code ec;
-      fs::remove(tmp, ec);
-      return io_error(path + ": cannot write");
-    }
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) return io_error(path + ": cannot write: " + ec.message());
-  return Status::ok();
+  return write_file_atomically(path, data);
 }
 
 bool is_html_path(const std::string& path) {

@@ -10,6 +10,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "common/atomic_file.h"
 #include "executor/cpu/model_inputs.h"
 #include "executor/cpu/session.h"
 #include "ir/onnx_io.h"
@@ -238,8 +239,7 @@ int run_bench(const BenchCommand& c) {
   j["batch"] = batch;
   j["throughput_per_s"] = per_s;
   if (!c.json.empty()) {
-    std::ofstream f(c.json);
-    if (!f || !(f << j.dump(2) << "\n"))
+    if (!write_file_atomically(c.json, j.dump(2) + "\n").is_ok())
       return report_error(kExitBadModel, c.json + ": cannot write");
   }
   return kExitOk;

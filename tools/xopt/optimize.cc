@@ -9,6 +9,7 @@
 
 #include <unistd.h>
 
+#include "common/atomic_file.h"
 #include "ir/onnx_io.h"
 #include "ir/shape_inference.h"
 #include "ir/verifier.h"
@@ -92,19 +93,7 @@ int list_passes() {
 }
 
 Status write_text_file(const std::string& path, const std::string& text) {
-  std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out || !(out << text) || !out.flush()) {
-      std::error_code ec;
-      fs::remove(tmp, ec);
-      return io_error(path + ": cannot write");
-    }
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) return io_error(path + ": cannot write: " + ec.message());
-  return Status::ok();
+  return write_file_atomically(path, text);
 }
 
 std::string default_output(const std::string& model) {

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "common/atomic_file.h"
 #include "onnx/onnx_pb.h"
 #include "planner/annotate.h"
 #include "planner/report.h"
@@ -52,22 +53,7 @@ Status set_file_metadata(const std::string& path, const std::string& key,
     p->set_key(key);
     p->set_value(value);
   }
-  const std::string tmp = path + ".shared.tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out || !m.SerializeToOstream(&out)) {
-      std::error_code ec;
-      fs::remove(tmp, ec);
-      return io_error(path + ": cannot write");
-    }
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    return io_error(path + ": cannot write: " + ec.message());
-  }
-  return Status::ok();
+  return write_file_atomically(path, [&](std::ostream& os) { return m.SerializeToOstream(&os); });
 }
 
 }  // namespace
@@ -135,8 +121,7 @@ int finish_shared_arena(const std::vector<std::string>& models,
   j["context"] = f.context;
   if (!report_dir.empty()) {
     const std::string path = (fs::path(report_dir) / "shared_arena.json").string();
-    std::ofstream out(path);
-    if (!out || !(out << j.dump(2) << "\n"))
+    if (!write_file_atomically(path, j.dump(2) + "\n").is_ok())
       return report_error(kExitBadModel, path + ": cannot write");
     if (!quiet) std::printf("wrote %s\n", path.c_str());
   }
