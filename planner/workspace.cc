@@ -32,10 +32,11 @@ bool is_pointwise(const ir::Node& n, const std::vector<int64_t>& kernel) {
          all_equal(n.attr_ints("pads"), 0);
 }
 
-// com.microsoft MultiHeadAttention: for one batch chunk, the score matrices of every (batch, head)
-// pair, Q, K and V split into heads when a bias has to be added first or the batch is larger than
-// 1 (K and V go to present outputs instead when those are asked for), and at batch > 1 the output
-// heads before they are gathered (executor/cuda/kernels/attention.cc).
+// com.microsoft MultiHeadAttention: none for the fused kernel (attention_fused_applies); otherwise,
+// for one batch chunk, the score matrices of every (batch, head) pair, Q, K and V split into heads
+// when a bias has to be added first or the batch is larger than 1 (K and V go to present outputs
+// instead when those are asked for), and at batch > 1 the output heads before they are gathered
+// (executor/cuda/kernels/attention.cc).
 Result<size_t> attention_workspace_bytes(const ir::Node& n) {
   const ir::Value* q = n.input(0);
   const ir::Value* k = n.input(1);
@@ -56,6 +57,7 @@ Result<size_t> attention_workspace_bytes(const ir::Node& n) {
   const bool bias = n.input(3) != nullptr;
   const bool present_k = n.num_outputs() > 1 && n.output(1) != nullptr;
   const bool present_v = n.num_outputs() > 2 && n.output(2) != nullptr;
+  if (attention_fused_applies(h, hv, present_k || present_v)) return size_t{0};
   const bool batched = b > 1;  // heads split and gathered so one call covers a chunk
   const size_t f = ir::dtype_size(q->dtype());
   // Elements per batch item of each buffer: scores, the split Q, K and V, the output heads.
@@ -120,6 +122,11 @@ Result<size_t> node_workspace_bytes(const ir::Node& n) {
   return static_cast<size_t>(wd[1] * product(kernel.begin(), kernel.end()) *
                              product(xd.begin() + 2, xd.end())) *
          elem;
+}
+
+bool attention_fused_applies(int64_t h, int64_t hv, bool present_outputs) {
+  return !present_outputs && h >= 1 && h <= kAttentionFusedMaxHead && hv >= 1 &&
+         hv <= kAttentionFusedMaxHead;
 }
 
 int64_t attention_batch_chunk(int64_t batch, size_t bytes_per_item) {

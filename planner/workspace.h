@@ -20,7 +20,7 @@ namespace xopt::planner {
 // C_out/group * prod(kernel) * prod(input spatial). com.microsoft MultiHeadAttention needs its
 // score matrices (chunk x heads x S x L, the batch in chunks: attention_batch_chunk) and, with a
 // bias, Q, K and V split into heads for one chunk (what the CUDA kernel takes; the GPU's figures
-// replace these with `xopt --device cuda`). Other ops need
+// replace these with `xopt --device cuda`); none when attention_fused_applies. Other ops need
 // none. Errors name the node when a shape it needs is not static.
 Result<size_t> node_workspace_bytes(const ir::Node& n);
 
@@ -30,6 +30,12 @@ Result<size_t> node_workspace_bytes(const ir::Node& n);
 // least 1. The CUDA kernel and the workspace model above both use it, so plan and executor agree.
 inline constexpr size_t kAttentionChunkBytes = size_t{16} << 20;
 int64_t attention_batch_chunk(int64_t batch, size_t bytes_per_item);
+
+// Whether the CUDA executor runs com.microsoft MultiHeadAttention as one fused kernel without
+// workspace: head sizes h (query/key) and hv (value) in [1, kAttentionFusedMaxHead] and no
+// present_key/present_value output. The kernel and the workspace model above both ask this.
+inline constexpr int64_t kAttentionFusedMaxHead = 128;
+bool attention_fused_applies(int64_t h, int64_t hv, bool present_outputs);
 
 struct Workspace {
   std::vector<size_t> per_node;  // parallel to the node order

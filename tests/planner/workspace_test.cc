@@ -172,34 +172,77 @@ TEST(Workspace, AsymmetricPadsAddAPaddedInput) {
   EXPECT_EQ(*node_workspace_bytes(*b.last()), size_t{2048} + im2col);
 }
 
-// What the CUDA kernel takes: every (batch, head) score matrix; with a bias Q, K and V split into
-// heads first; at batch > 1 the heads split and the output heads gathered, so that one
-// strided-batched product covers every (batch, head) pair.
+// The fused kernel: no present outputs and head sizes in [1, 128]; it needs no workspace.
+TEST(Workspace, AttentionFusedAppliesUpToHead128WithoutPresentOutputs) {
+  EXPECT_TRUE(attention_fused_applies(64, 64, false));  // BERT-base
+  EXPECT_TRUE(attention_fused_applies(1, 1, false));
+  EXPECT_TRUE(attention_fused_applies(32, 48, false));
+  EXPECT_TRUE(attention_fused_applies(kAttentionFusedMaxHead, kAttentionFusedMaxHead, false));
+  EXPECT_FALSE(attention_fused_applies(kAttentionFusedMaxHead + 1, 64, false));
+  EXPECT_FALSE(attention_fused_applies(64, kAttentionFusedMaxHead + 1, false));
+  EXPECT_FALSE(attention_fused_applies(0, 64, false));
+  EXPECT_FALSE(attention_fused_applies(64, 0, false));
+  EXPECT_FALSE(attention_fused_applies(64, 64, true));  // present_key/present_value asked for
+  EXPECT_EQ(kAttentionFusedMaxHead, 128);
+}
+
+TEST(Workspace, FusedMultiHeadAttentionNeedsNone) {
+  GraphBuilder b;
+  // BERT-base at batch 32: 12 heads of 64, S = L = 128, with a bias.
+  ir::Value* q = b.input("q", {32, 128, 768});
+  ir::Value* bias = b.weight("bias", {2304});
+  b.op("MultiHeadAttention", {q, q, q, bias}, "y", {32, 128, 768}, "com.microsoft");
+  b.last()->set_attr("num_heads", int64_t{12});
+  EXPECT_EQ(*node_workspace_bytes(*b.last()), 0u);
+  // Query/key heads of 32, value heads of 48, keys longer than queries.
+  ir::Value* q2 = b.input("q2", {2, 50, 128});
+  ir::Value* k2 = b.input("k2", {2, 70, 128});
+  ir::Value* v2 = b.input("v2", {2, 70, 192});
+  b.op("MultiHeadAttention", {q2, k2, v2}, "y2", {2, 50, 192}, "com.microsoft");
+  b.last()->set_attr("num_heads", int64_t{4});
+  EXPECT_EQ(*node_workspace_bytes(*b.last()), 0u);
+  // Key and value already split into heads [B, N, L, H] (128 is the largest fused head).
+  ir::Value* q3 = b.input("q3", {2, 10, 256});
+  ir::Value* k3 = b.input("k3", {2, 2, 12, 128});
+  b.op("MultiHeadAttention", {q3, k3, k3}, "y3", {2, 10, 256}, "com.microsoft");
+  b.last()->set_attr("num_heads", int64_t{2});
+  EXPECT_EQ(*node_workspace_bytes(*b.last()), 0u);
+  // Value heads of 129: the unfused path's buffers.
+  ir::Value* v4 = b.input("v4", {2, 2, 12, 129});
+  b.op("MultiHeadAttention", {q3, k3, v4}, "y4", {2, 10, 258}, "com.microsoft");
+  b.last()->set_attr("num_heads", int64_t{2});
+  EXPECT_GT(*node_workspace_bytes(*b.last()), 0u);
+}
+
+// The unfused path (head sizes over 128, or present outputs): what the CUDA kernel takes: every
+// (batch, head) score matrix; with a bias Q, K and V split into heads first; at batch > 1 the heads
+// split and the output heads gathered, so that one strided-batched product covers every
+// (batch, head) pair.
 TEST(Workspace, MultiHeadAttentionNeedsItsScoreMatrices) {
   GraphBuilder b;
-  ir::Value* q = b.input("q", {1, 10, 64});  // B 1, S 10, 4 heads of 16
-  ir::Value* k = b.input("k", {1, 12, 64});  // L 12
-  ir::Value* v = b.input("v", {1, 12, 64});
-  b.op("MultiHeadAttention", {q, k, v}, "y", {1, 10, 64}, "com.microsoft");
+  ir::Value* q = b.input("q", {1, 10, 640});  // B 1, S 10, 4 heads of 160
+  ir::Value* k = b.input("k", {1, 12, 640});  // L 12
+  ir::Value* v = b.input("v", {1, 12, 640});
+  b.op("MultiHeadAttention", {q, k, v}, "y", {1, 10, 640}, "com.microsoft");
   b.last()->set_attr("num_heads", int64_t{4});
   const size_t scores = 4 * 10 * 12 * 4;  // 1920, aligned to 2048
   EXPECT_EQ(*node_workspace_bytes(*b.last()), 2048u);
-  ir::Value* bias = b.weight("bias", {192});
-  b.op("MultiHeadAttention", {q, k, v, bias}, "y2", {1, 10, 64}, "com.microsoft");
+  ir::Value* bias = b.weight("bias", {1920});
+  b.op("MultiHeadAttention", {q, k, v, bias}, "y2", {1, 10, 640}, "com.microsoft");
   b.last()->set_attr("num_heads", int64_t{4});
-  const size_t q_heads = 10 * 64 * 4, kv_heads = 12 * 64 * 4;  // 2560, 3072
+  const size_t q_heads = 10 * 640 * 4, kv_heads = 12 * 640 * 4;  // 25600, 30720 (256-multiples)
   EXPECT_EQ(*node_workspace_bytes(*b.last()), 2048 + q_heads + 2 * kv_heads);
-  (void)scores;
   // Batch 2: the same buffers for both items, plus the output heads.
-  ir::Value* q2 = b.input("q2", {2, 10, 64});
-  ir::Value* k2 = b.input("k2", {2, 12, 64});
-  b.op("MultiHeadAttention", {q2, k2, k2}, "y3", {2, 10, 64}, "com.microsoft");
+  ir::Value* q2 = b.input("q2", {2, 10, 640});
+  ir::Value* k2 = b.input("k2", {2, 12, 640});
+  b.op("MultiHeadAttention", {q2, k2, k2}, "y3", {2, 10, 640}, "com.microsoft");
   b.last()->set_attr("num_heads", int64_t{4});
-  EXPECT_EQ(*node_workspace_bytes(*b.last()), 2 * (1920 + q_heads + 2 * kv_heads + q_heads));
+  EXPECT_EQ(*node_workspace_bytes(*b.last()), 2 * (scores + q_heads + 2 * kv_heads + q_heads));
 }
 
-// BERT-base at batch 32 (12 heads, S = L = 128): 2.25 MiB of scratch per item (scores 768 KiB,
-// Q, K, V and output heads 384 KiB each); the batch runs in chunks of 4 (9 MiB), not all 32.
+// BERT-base at batch 32 (12 heads, S = L = 128) with present_key and present_value asked for (the
+// unfused path): 1.5 MiB of scratch per item (scores 768 KiB, Q and output heads 384 KiB each; K
+// and V go to the present outputs); the batch runs in chunks of 8 (12 MiB), not all 32.
 TEST(Workspace, MultiHeadAttentionRunsItsBatchInBoundedChunks) {
   EXPECT_EQ(attention_batch_chunk(32, 768 << 10), 16);
   EXPECT_EQ(attention_batch_chunk(32, 9 << 18), 4);       // 2.25 MiB
@@ -210,9 +253,15 @@ TEST(Workspace, MultiHeadAttentionRunsItsBatchInBoundedChunks) {
   EXPECT_EQ(attention_batch_chunk(int64_t{1} << 40, 1 << 20), 16);  // no loop over a huge batch
   GraphBuilder b;
   ir::Value* q = b.input("q", {32, 128, 768});
-  b.op("MultiHeadAttention", {q, q, q}, "y", {32, 128, 768}, "com.microsoft");
-  b.last()->set_attr("num_heads", int64_t{12});
-  EXPECT_EQ(*node_workspace_bytes(*b.last()), size_t{4} * (9 << 18));
+  ir::Node* node =
+      b.graph().add_node("MultiHeadAttention", {q, q, q}, {"y", "pk", "pv"}, "com.microsoft");
+  node->set_attr("num_heads", int64_t{12});
+  EXPECT_EQ(*node_workspace_bytes(*node), size_t{8} * (3 << 19));
+  // Only present_key: V is split into the workspace too (1.875 MiB per item, chunks of 8).
+  ir::Node* node2 =
+      b.graph().add_node("MultiHeadAttention", {q, q, q}, {"y2", "pk2"}, "com.microsoft");
+  node2->set_attr("num_heads", int64_t{12});
+  EXPECT_EQ(*node_workspace_bytes(*node2), size_t{8} * (15 << 17));
 }
 
 TEST(Workspace, UnknownShapesAreAnErrorNamingTheNode) {

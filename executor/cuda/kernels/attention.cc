@@ -6,8 +6,14 @@
 //   unidirectional, scale (default 1/sqrt(H)), mask_filter_value (default -10000).
 //   Outputs: output [B, S, N*Hv]; present_key / present_value ([B, N, L, H/Hv]) when asked.
 //
-// Per batch chunk (planner::attention_batch_chunk bounds the scratch), two strided-batched
-// cuBLASLt products around one fused kernel:
+// Without present outputs and with head sizes up to planner::kAttentionFusedMaxHead
+// (planner::attention_fused_applies, which the workspace model asks too), one fused kernel
+// (launch_fused_attention, attention.cu): flash-attention style, Q/K/V read where they lie with the
+// bias added on the fly, the masks applied per key tile, an online softmax, no score matrices and
+// no workspace.
+//
+// Otherwise, per batch chunk (planner::attention_batch_chunk bounds the scratch), two
+// strided-batched cuBLASLt products around one fused kernel:
 //   scores [b, N, S, L] = scale * Q_h K_h^T      (cuBLASLt, batch b*N, in the workspace)
 //   scores = softmax(scores + masks + attention_bias)   (attention.cu, in place)
 //   output[b, :, n*Hv:(n+1)*Hv] = scores V_h       (cuBLASLt, straight into the output's layout)
@@ -174,12 +180,35 @@ Result<Launch> multi_head_attention(CompileContext& ctx) {
   if (present_v != nullptr) XOPT_RETURN_IF_ERROR(check_output_dims(ctx, 2, {b, n, l, hv}));
   float* yd = ctx.output(0)->as<float>();
   if (ctx.output(0)->numel() == 0) return Launch([](const LaunchEnv&) { return Status::ok(); });
+  const float* bd = bias != nullptr ? bias->as<float>() : nullptr;
+
+  static_assert(planner::kAttentionFusedMaxHead <= kFusedAttentionMaxHead,
+                "the planner routes head sizes to the fused kernel that it does not take");
+  if (planner::attention_fused_applies(h, hv, present_k != nullptr || present_v != nullptr)) {
+    const Heads qh = raw_heads(q->as<float>(), n, s, h);
+    const Heads kh =
+        kv4 ? split_heads(k->as<float>(), n, l, h) : raw_heads(k->as<float>(), n, l, h);
+    const Heads vh =
+        kv4 ? split_heads(v->as<float>(), n, l, hv) : raw_heads(v->as<float>(), n, l, hv);
+    FusedAttentionParams fp;
+    fp.b = b, fp.n = n, fp.s = s, fp.l = l, fp.h = h, fp.hv = hv;
+    fp.q = qh.base, fp.q_b = qh.b_stride, fp.q_n = qh.n_stride, fp.q_row = qh.row;
+    fp.k = kh.base, fp.k_b = kh.b_stride, fp.k_n = kh.n_stride, fp.k_row = kh.row;
+    fp.v = vh.base, fp.v_b = vh.b_stride, fp.v_n = vh.n_stride, fp.v_row = vh.row;
+    if (bd != nullptr) fp.q_bias = bd, fp.k_bias = bd + d, fp.v_bias = bd + 2 * d;
+    fp.y = yd;
+    fp.scale = scale;
+    fp.mask = sp;
+    XOPT_CUDA_RETURN_IF_ERROR(prepare_fused_attention(fp));
+    return Launch([fp](const LaunchEnv& env) -> Status {
+      return check_launch(launch_fused_attention(fp, env.stream));
+    });
+  }
 
   // The batch runs in chunks of `bc` items (planner::attention_batch_chunk) so the scratch stays
   // bounded: workspace = [split Q] [split K] [split V] [output heads] scores [cuBLASLt] for one
   // chunk, each 256-byte aligned. Offsets are relative to env.workspace, known only when the launch
   // runs.
-  const float* bd = bias != nullptr ? bias->as<float>() : nullptr;
   // Heads are read where they lie when one strided-batched call can cover every (b, n) pair, i.e.
   // at batch 1; a larger batch splits Q, K and V into [b, N, T, h] and gathers the output from
   // [b, N, S, Hv] (one call per chunk instead of one per item).

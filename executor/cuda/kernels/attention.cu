@@ -1,5 +1,6 @@
 // Device code for attention.cuh.
 #include <cfloat>
+#include <cstdint>
 
 #include "executor/cuda/kernels/attention.cuh"
 
@@ -117,7 +118,319 @@ __global__ void attention_softmax_kernel(float* scores, SoftmaxParams p) {
   }
 }
 
+// ---- Fused attention (flash-attention style) ----
+//
+// A block of 128 threads takes 16 * RQ queries of one (batch, head) pair and streams over its keys
+// in tiles of 64: the Q tile stays in shared memory, each K and V tile is loaded there (bias added,
+// zero past the ends), and per tile
+//   1. scores: the 8 lanes of a row group (a quarter warp) own RQ query rows; lane tx computes the
+//      scores of keys tx + 8j (j < 8) for them: an RQ x 8 register tile over float4 columns of
+//      Q and K (row stride DH + 4: the 8 lanes' K rows fall in distinct banks);
+//   2. masks exactly as attention_softmax_kernel, then the online softmax: the row max over the
+//      tile (shuffles within the row group), the running max m, the accumulator and the running sum
+//      rescaled by exp(m_old - m_new), p = exp(score - m_new) written to the row group's rows of a
+//      shared P tile (only its own lanes read them: __syncwarp);
+//   3. output: lane tx owns columns (c * 8 + tx) * 4 .. + 3 (c < DH / 32) of the RQ rows:
+//      acc += P V over the tile's 64 keys.
+// At the end y = acc / sum, reduced over the row group. While every score so far is -inf the
+// exponentials are taken against 0 (no exp(-inf - -inf) = NaN), and a row whose every score is
+// -inf ends with sum 0 and is written as zeros, as the CPU reference does.
+constexpr int kFaThreads = 128;
+constexpr int kFaKeys = 64;
+constexpr int kFaLdp = kFaKeys + 4;  // row stride of the P tile
+
+template <int RQ, int DH>
+constexpr size_t fa_smem_bytes() {
+  return (static_cast<size_t>(16 * RQ) * (DH + 4) + 2 * static_cast<size_t>(kFaKeys) * (DH + 4) +
+          static_cast<size_t>(16 * RQ) * kFaLdp) *
+         sizeof(float);
+}
+
+__device__ __forceinline__ float float4_at(const float4& v, int u) {
+  return u == 0 ? v.x : u == 1 ? v.y : u == 2 ? v.z : v.w;
+}
+
+// Over the 8 lanes of a row group (lanes that differ in their low 3 bits).
+__device__ __forceinline__ float group_max(float v) {
+  for (int o = 1; o < 8; o *= 2) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+__device__ __forceinline__ float group_sum(float v) {
+  for (int o = 1; o < 8; o *= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+template <int RQ, int DH>
+__global__ void __launch_bounds__(kFaThreads) fused_attention_kernel(const FusedAttentionParams p) {
+  constexpr int kRows = 16 * RQ;    // queries per block
+  constexpr int kLd = DH + 4;       // row stride of the Q, K and V tiles
+  constexpr int kChunks = DH / 32;  // float4 output chunks per thread and row
+  extern __shared__ float4 fa_smem[];
+  float* qs = reinterpret_cast<float*>(fa_smem);  // [kRows][kLd]
+  float* ks = qs + kRows * kLd;                   // [kFaKeys][kLd]
+  float* vs = ks + kFaKeys * kLd;                 // [kFaKeys][kLd]
+  float* ps = vs + kFaKeys * kLd;                 // [kRows][kFaLdp]
+  const int tid = static_cast<int>(threadIdx.x), lane = tid & 31;
+  const int tx = lane & 7;
+  const int row0 = ((tid >> 5) * 4 + (lane >> 3)) * RQ;  // this row group's first row in the tile
+  const SoftmaxParams& mp = p.mask;
+  const int64_t q_tiles = (p.s + kRows - 1) / kRows;
+  const int64_t work = p.b * p.n * q_tiles;
+  const bool vec_y = (p.hv & 3) == 0 && (reinterpret_cast<uintptr_t>(p.y) & 15) == 0;
+  for (int64_t w = blockIdx.x; w < work; w += gridDim.x) {
+    const int64_t qt = w % q_tiles, bn = w / q_tiles;
+    const int64_t ni = bn % p.n, bi = bn / p.n;
+    const int64_t q0 = qt * kRows;
+    const float* qg = p.q + bi * p.q_b + ni * p.q_n;
+    const float* kg = p.k + bi * p.k_b + ni * p.k_n;
+    const float* vg = p.v + bi * p.v_b + ni * p.v_n;
+    const float* qbias = p.q_bias != nullptr ? p.q_bias + ni * p.h : nullptr;
+    const float* kbias = p.k_bias != nullptr ? p.k_bias + ni * p.h : nullptr;
+    const float* vbias = p.v_bias != nullptr ? p.v_bias + ni * p.hv : nullptr;
+    // Keys outside [key_lo, key_hi) are padding (valid lengths, end and start positions).
+    int64_t key_lo = 0, key_hi = p.l;
+    if (mp.mask_kind == KeyMask::kLengths) {
+      key_hi = mp.mask[bi];
+    } else if (mp.mask_kind == KeyMask::kEndStart) {
+      key_hi = mp.mask[bi];
+      const int64_t start = mp.mask[bi + p.b];
+      key_lo = start < p.l ? start : p.l;
+    }
+
+    __syncthreads();  // the previous item's reads of the tiles are done
+    for (int e = tid; e < kRows * DH; e += kFaThreads) {
+      const int r = e / DH, j = e % DH;
+      float x = 0.0f;
+      if (q0 + r < p.s && j < p.h) {
+        x = qg[(q0 + r) * p.q_row + j];
+        if (qbias != nullptr) x += qbias[j];
+      }
+      qs[r * kLd + j] = x;
+    }
+
+    float m_run[RQ], l_run[RQ], acc[RQ][4 * kChunks];
+#pragma unroll
+    for (int i = 0; i < RQ; ++i) {
+      m_run[i] = -INFINITY;
+      l_run[i] = 0.0f;
+#pragma unroll
+      for (int d = 0; d < 4 * kChunks; ++d) acc[i][d] = 0.0f;
+    }
+
+    for (int64_t k0 = 0; k0 < p.l; k0 += kFaKeys) {
+      __syncthreads();  // the previous tile's reads of K and V are done
+      for (int e = tid; e < kFaKeys * DH; e += kFaThreads) {
+        const int c = e / DH, j = e % DH;
+        const int64_t li = k0 + c;
+        float kx = 0.0f, vx = 0.0f;  // zeros past the ends: 0 * 0, never 0 * garbage
+        if (li < p.l) {
+          if (j < p.h) {
+            kx = kg[li * p.k_row + j];
+            if (kbias != nullptr) kx += kbias[j];
+          }
+          if (j < p.hv) {
+            vx = vg[li * p.v_row + j];
+            if (vbias != nullptr) vx += vbias[j];
+          }
+        }
+        ks[c * kLd + j] = kx;
+        vs[c * kLd + j] = vx;
+      }
+      __syncthreads();
+
+      // 1. Scores of keys k0 + tx + 8c for rows row0 + i.
+      float sc[RQ][8];
+#pragma unroll
+      for (int i = 0; i < RQ; ++i)
+#pragma unroll
+        for (int c = 0; c < 8; ++c) sc[i][c] = 0.0f;
+#pragma unroll
+      for (int j = 0; j < DH; j += 4) {
+        float4 qv[RQ];
+#pragma unroll
+        for (int i = 0; i < RQ; ++i)
+          qv[i] = *reinterpret_cast<const float4*>(qs + (row0 + i) * kLd + j);
+#pragma unroll
+        for (int c = 0; c < 8; ++c) {
+          const float4 kv = *reinterpret_cast<const float4*>(ks + (tx + 8 * c) * kLd + j);
+#pragma unroll
+          for (int i = 0; i < RQ; ++i) {
+            sc[i][c] = fmaf(qv[i].x, kv.x, sc[i][c]);
+            sc[i][c] = fmaf(qv[i].y, kv.y, sc[i][c]);
+            sc[i][c] = fmaf(qv[i].z, kv.z, sc[i][c]);
+            sc[i][c] = fmaf(qv[i].w, kv.w, sc[i][c]);
+          }
+        }
+      }
+
+      // 2. Masks, attention_bias and the online softmax.
+#pragma unroll
+      for (int i = 0; i < RQ; ++i) {
+        const int64_t si = q0 + row0 + i;
+        const bool row_ok = si < p.s;  // rows past the end are computed, never read or written
+        const float* ab = nullptr;
+        if (mp.attn_bias != nullptr && row_ok)
+          ab = mp.attn_bias +
+               (((mp.ab_b == 1 ? 0 : bi) * mp.ab_n + (mp.ab_n == 1 ? 0 : ni)) * p.s + si) * p.l;
+        const int32_t* m3 =
+            mp.mask_kind == KeyMask::k3d && row_ok ? mp.mask + (bi * p.s + si) * p.l : nullptr;
+        float tile_max = -INFINITY;
+#pragma unroll
+        for (int c = 0; c < 8; ++c) {
+          const int64_t li = k0 + tx + 8 * c;
+          float x = -INFINITY;  // keys past the end take no part
+          if (li < p.l) {
+            bool padded = li >= key_hi || li < key_lo;
+            if (mp.mask_kind == KeyMask::k2d)
+              padded = mp.mask[bi * p.l + li] <= 0;
+            else if (m3 != nullptr)
+              padded = m3[li] <= 0;
+            float add = padded ? mp.mask_filter : 0.0f;
+            if (mp.causal && li > si + (p.l - p.s)) add = -FLT_MAX;
+            // Rounded as the unfused path does: scale * (q . k), then + mask, then + bias.
+            x = __fadd_rn(__fmul_rn(sc[i][c], p.scale), add);
+            if (ab != nullptr) x += ab[li];
+          }
+          sc[i][c] = x;
+          tile_max = fmaxf(tile_max, x);
+        }
+        const float m_new = fmaxf(m_run[i], group_max(tile_max));
+        // While every score is -inf, exponentiate against 0: exp(-inf - 0) = 0, no NaN.
+        const float m_ref = m_new == -INFINITY ? 0.0f : m_new;
+        const float alpha = __expf(m_run[i] - m_ref);  // 0 when m_run is -inf
+        m_run[i] = m_new;
+        float sum = 0.0f;
+#pragma unroll
+        for (int c = 0; c < 8; ++c) {
+          const float e = __expf(sc[i][c] - m_ref);
+          ps[(row0 + i) * kFaLdp + tx + 8 * c] = e;
+          sum += e;
+        }
+        l_run[i] = l_run[i] * alpha + sum;
+#pragma unroll
+        for (int d = 0; d < 4 * kChunks; ++d) acc[i][d] *= alpha;
+      }
+      __syncwarp();  // the row group's P rows are written (only its own lanes read them)
+
+      // 3. acc += P V over the tile's keys.
+#pragma unroll
+      for (int c = 0; c < kFaKeys; c += 4) {
+        float4 pv[RQ];
+#pragma unroll
+        for (int i = 0; i < RQ; ++i)
+          pv[i] = *reinterpret_cast<const float4*>(ps + (row0 + i) * kFaLdp + c);
+#pragma unroll
+        for (int u = 0; u < 4; ++u) {
+#pragma unroll
+          for (int ch = 0; ch < kChunks; ++ch) {
+            const float4 vv =
+                *reinterpret_cast<const float4*>(vs + (c + u) * kLd + (ch * 8 + tx) * 4);
+#pragma unroll
+            for (int i = 0; i < RQ; ++i) {
+              const float pu = float4_at(pv[i], u);
+              acc[i][ch * 4 + 0] = fmaf(pu, vv.x, acc[i][ch * 4 + 0]);
+              acc[i][ch * 4 + 1] = fmaf(pu, vv.y, acc[i][ch * 4 + 1]);
+              acc[i][ch * 4 + 2] = fmaf(pu, vv.z, acc[i][ch * 4 + 2]);
+              acc[i][ch * 4 + 3] = fmaf(pu, vv.w, acc[i][ch * 4 + 3]);
+            }
+          }
+        }
+      }
+    }
+
+    // y = acc / sum; a row with no key (sum 0: every score -inf) gets zeros.
+    float inv[RQ];
+#pragma unroll
+    for (int i = 0; i < RQ; ++i) {  // every lane shuffles, before any leaves for a missing row
+      const float total = group_sum(l_run[i]);
+      inv[i] = total > 0.0f ? 1.0f / total : 0.0f;
+    }
+#pragma unroll
+    for (int i = 0; i < RQ; ++i) {
+      const int64_t si = q0 + row0 + i;
+      if (si >= p.s) continue;
+      float* yr = p.y + (bi * p.s + si) * p.n * p.hv + ni * p.hv;
+#pragma unroll
+      for (int ch = 0; ch < kChunks; ++ch) {
+        const int64_t d = (ch * 8 + tx) * 4;
+        if (d >= p.hv) continue;
+        const float4 o = make_float4(acc[i][ch * 4 + 0] * inv[i], acc[i][ch * 4 + 1] * inv[i],
+                                     acc[i][ch * 4 + 2] * inv[i], acc[i][ch * 4 + 3] * inv[i]);
+        if (vec_y) {
+          *reinterpret_cast<float4*>(yr + d) = o;
+        } else {
+#pragma unroll
+          for (int u = 0; u < 4; ++u)
+            if (d + u < p.hv) yr[d + u] = float4_at(o, u);
+        }
+      }
+    }
+  }
+}
+
+using FaKernel = void (*)(FusedAttentionParams);
+struct FaConfig {
+  FaKernel kernel = nullptr;
+  size_t smem = 0;
+};
+
+template <int RQ, int DH>
+FaConfig fa_config() {
+  return {fused_attention_kernel<RQ, DH>, fa_smem_bytes<RQ, DH>()};
+}
+
+// The instantiations: RQ 4 only up to DH 64 (registers and shared memory).
+FaConfig fa_pick(int rows, int dh) {
+  switch (dh) {
+    case 32:
+      return rows == 4 ? fa_config<4, 32>() : rows == 2 ? fa_config<2, 32>() : fa_config<1, 32>();
+    case 64:
+      return rows == 4 ? fa_config<4, 64>() : rows == 2 ? fa_config<2, 64>() : fa_config<1, 64>();
+    case 128:
+      return rows == 2 ? fa_config<2, 128>() : rows == 1 ? fa_config<1, 128>() : FaConfig{};
+    default:
+      return {};
+  }
+}
+
+int64_t fa_blocks(const FusedAttentionParams& p, int rows) {
+  const int64_t tile = 16 * static_cast<int64_t>(rows);
+  return p.b * p.n * ((p.s + tile - 1) / tile);
+}
+
 }  // namespace
+
+cudaError_t prepare_fused_attention(FusedAttentionParams& p) {
+  const int64_t widest = p.h > p.hv ? p.h : p.hv;
+  if (p.h < 1 || p.hv < 1 || widest > kFusedAttentionMaxHead) return cudaErrorInvalidValue;
+  p.dh = widest <= 32 ? 32 : widest <= 64 ? 64 : 128;
+  int device = 0, sms = 0;
+  cudaError_t e = cudaGetDevice(&device);
+  if (e == cudaSuccess) e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+  if (e != cudaSuccess) return e;
+  // The most rows per thread (more work per shared-memory load) that still gives every SM two
+  // blocks; one row per thread when even that does not.
+  p.rows = 1;
+  for (int rows = p.dh == 128 ? 2 : 4; rows > 1; rows /= 2)
+    if (fa_blocks(p, rows) >= 2 * static_cast<int64_t>(sms)) {
+      p.rows = rows;
+      break;
+    }
+  const FaConfig c = fa_pick(p.rows, p.dh);
+  if (c.kernel == nullptr) return cudaErrorInvalidValue;
+  return cudaFuncSetAttribute(c.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                              static_cast<int>(c.smem));
+}
+
+cudaError_t launch_fused_attention(const FusedAttentionParams& p, cudaStream_t stream) {
+  const FaConfig c = fa_pick(p.rows, p.dh);
+  if (c.kernel == nullptr) return cudaErrorInvalidValue;  // not prepared
+  const int64_t work = fa_blocks(p, p.rows);
+  if (work == 0) return cudaSuccess;
+  const int64_t blocks = work < (int64_t{1} << 30) ? work : (int64_t{1} << 30);
+  c.kernel<<<static_cast<unsigned>(blocks), kFaThreads, c.smem, stream>>>(p);
+  return cudaGetLastError();
+}
 
 cudaError_t launch_split_heads(const float* src, const float* bias, float* dst, int64_t b,
                                int64_t t, int64_t n, int64_t h, cudaStream_t stream) {

@@ -1,6 +1,7 @@
-// Device helpers of com.microsoft MultiHeadAttention: the split into heads (with the projection
-// bias) and one fused pass over the score matrix: attention_bias + key padding / causal masks +
-// softmax, in place.
+// Device code of com.microsoft MultiHeadAttention: a fused flash-attention-style kernel that never
+// stores the score matrices, and, for what it does not cover, the helpers of the unfused path: the
+// split into heads (with the projection bias) and one fused pass over the score matrix:
+// attention_bias + key padding / causal masks + softmax, in place.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -36,5 +37,43 @@ struct SoftmaxParams {
 
 // scores [b, n, s, l] = softmax over l of (scores + mask + attn_bias), in place.
 cudaError_t launch_attention_softmax(float* scores, const SoftmaxParams& p, cudaStream_t stream);
+
+// The largest query/key head size H and value head size Hv the fused kernel takes.
+inline constexpr int64_t kFusedAttentionMaxHead = 128;
+
+// One fused attention: for every (batch, head) pair,
+//   y[bi, :, ni*hv:(ni+1)*hv] = softmax(scale * Q_h K_h^T + masks + attn_bias) V_h
+// with the masks and the -inf rule of launch_attention_softmax, streaming over tiles of keys with
+// an online softmax (no scratch). Q, K and V are read where they lie: head (bi, ni) of Q is the
+// [s, h] matrix at q + bi * q_b + ni * q_n with row stride q_row (K [l, h] and V [l, hv] alike),
+// plus the bias slice q_bias + ni * h (k_bias + ni * h, v_bias + ni * hv) when given.
+struct FusedAttentionParams {
+  int64_t b = 0, n = 0, s = 0, l = 0, h = 0, hv = 0;
+  const float* q = nullptr;
+  int64_t q_b = 0, q_n = 0, q_row = 0;
+  const float* k = nullptr;
+  int64_t k_b = 0, k_n = 0, k_row = 0;
+  const float* v = nullptr;
+  int64_t v_b = 0, v_n = 0, v_row = 0;
+  const float* q_bias = nullptr;
+  const float* k_bias = nullptr;
+  const float* v_bias = nullptr;
+  float* y = nullptr;  // [b, s, n * hv], every element written
+  float scale = 1.0f;
+  // Masks and attention_bias as for launch_attention_softmax (b, n, s, l as above; b0 = 0,
+  // chunk = 0: the launch covers the whole batch).
+  SoftmaxParams mask;
+  // The tile shape, chosen by prepare_fused_attention: query rows per thread (1, 2 or 4; a block
+  // takes 16 * rows queries) and the head capacity (32, 64 or 128, at least max(h, hv)).
+  int rows = 0, dh = 0;
+};
+
+// At compile time (not while a stream is captured): chooses p.rows and p.dh for the current
+// device (enough blocks for its SMs) and allows the kernel the dynamic shared memory it needs.
+// cudaErrorInvalidValue when h or hv is outside [1, kFusedAttentionMaxHead].
+cudaError_t prepare_fused_attention(FusedAttentionParams& p);
+
+// Runs the fused attention prepared above; no allocation, graph-capturable.
+cudaError_t launch_fused_attention(const FusedAttentionParams& p, cudaStream_t stream);
 
 }  // namespace xopt::cuda
