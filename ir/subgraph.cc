@@ -1,9 +1,11 @@
 #include "ir/subgraph.h"
 
+#include <optional>
 #include <set>
 #include <unordered_set>
 
 #include "ir/onnx_io.h"
+#include "ir/tensor_proto.h"
 
 namespace xopt::ir {
 
@@ -49,6 +51,48 @@ void set_type(const Value& v, onnx::ValueInfoProto& vi) {
   }
 }
 
+// The value of a small constant (initializer that is not a graph input, or Constant node output).
+std::optional<Tensor> small_constant(const Value& v) {
+  std::optional<Tensor> t;
+  if (v.is_constant()) {
+    t = *v.initializer();
+  } else if (v.producer() != nullptr && v.producer()->is("Constant")) {
+    const Node& c = *v.producer();
+    if (c.has_attr("value")) {
+      t = c.attr_tensor("value");
+    } else if (c.has_attr("value_ints")) {
+      const auto ints = c.attr_ints("value_ints");
+      t = Tensor::of<int64_t>({static_cast<int64_t>(ints.size())}, ints);
+    } else if (c.has_attr("value_int")) {
+      t = Tensor::scalar<int64_t>(c.attr_int("value_int", 0));
+    } else if (c.has_attr("value_float")) {
+      t = Tensor::scalar<float>(c.attr_float("value_float", 0));
+    } else if (c.has_attr("value_floats")) {
+      const auto fs = c.attr_floats("value_floats");
+      t = Tensor::of<float>({static_cast<int64_t>(fs.size())}, fs);
+    }
+  }
+  // Integer values shape inference computed (shape arithmetic: Shape, Gather, Concat, ...).
+  if (!t && v.shape_data() && v.shape().is_static() &&
+      (v.dtype() == DType::kInt64 || v.dtype() == DType::kInt32)) {
+    std::vector<int64_t> values;
+    for (const Dim& d : *v.shape_data()) {
+      if (!d.is_known()) return std::nullopt;
+      values.push_back(d.value);
+    }
+    const std::vector<int64_t> dims = v.shape().static_dims();
+    if (static_cast<int64_t>(values.size()) != numel(dims)) return std::nullopt;
+    if (v.dtype() == DType::kInt64) {
+      t = Tensor::of<int64_t>(dims, values);
+    } else {
+      t = Tensor::of<int32_t>(dims, std::vector<int32_t>(values.begin(), values.end()));
+    }
+  }
+  if (!t || t->empty() || t->dtype() == DType::kString || t->numel() > kMaxInlinedElements)
+    return std::nullopt;
+  return t;
+}
+
 }  // namespace
 
 Result<Subgraph> load_subgraph(const Node& node, const onnx::GraphProto& graph,
@@ -69,6 +113,21 @@ Result<Subgraph> load_subgraph(const Node& node, const onnx::GraphProto& graph,
       if (in.type().has_tensor_type()) in.mutable_type()->mutable_tensor_type()->clear_shape();
   std::set<std::string> seen;
   outer_reads(graph, {}, sg.outer_names, seen);
+  std::vector<std::string> outer;
+  for (const std::string& name : sg.outer_names) {
+    const Value* v = node.graph()->find_value(name);
+    if (options.inline_small_outer_constants && v != nullptr) {
+      std::optional<Tensor> c = small_constant(*v);
+      if (c) {
+        onnx::TensorProto t = tensor_to_proto(*c);
+        t.set_name(name);
+        *g->add_initializer() = std::move(t);
+        continue;
+      }
+    }
+    outer.push_back(name);
+  }
+  sg.outer_names = outer;
   for (const std::string& name : sg.outer_names) {
     auto* in = g->add_input();
     in->set_name(name);

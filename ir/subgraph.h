@@ -30,7 +30,14 @@ struct SubgraphOptions {
   // Drop the declared shapes of the subgraph's own inputs (keeping their element types): a Loop's
   // carried values may change shape from one iteration to the next.
   bool drop_input_shapes = false;
+  // Hand small outer constants (initializers and Constant node outputs of at most
+  // kMaxInlinedElements elements, such as Unsqueeze axes, and integer values whose every element
+  // shape inference computed) to the subgraph as initializers instead of inputs, so its shape
+  // inference sees their values. For inference only: written back, the subgraph would carry copies.
+  bool inline_small_outer_constants = false;
 };
+
+inline constexpr int64_t kMaxInlinedElements = 4096;
 
 // The graph attribute `attr` of `node` as a Model with the enclosing model's opset imports. Errors
 // name the node and the attribute.

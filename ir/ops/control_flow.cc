@@ -16,16 +16,26 @@ Shape join(const Shape& a, const Shape& b) {
   return Shape(dims);
 }
 
-// Types a subgraph input from the node's value when the subgraph did not declare it.
+// Types a subgraph input from the node's value where the subgraph's declaration leaves the type
+// or a dim open.
 void type_input(Graph& g, size_t i, DType dtype, const Shape& shape) {
   Value* v = g.inputs()[i];
   if (v->dtype() == DType::kUndefined) v->set_dtype(dtype);
-  if (!v->shape().has_rank()) v->set_shape(shape);
+  if (!v->shape().has_rank()) {
+    v->set_shape(shape);
+  } else if (shape.has_rank() && shape.rank() == v->shape().rank()) {
+    Shape s = v->shape();
+    for (size_t d = 0; d < s.rank(); ++d)
+      if (!s[d].is_known() && shape[d].is_known()) s[d] = shape[d];
+    v->set_shape(std::move(s));
+  }
 }
 
 Result<Subgraph> infer_subgraph(const InferenceContext& ctx, const std::string& attr,
                                 const std::vector<std::pair<DType, Shape>>& input_types) {
-  auto sg = load_subgraph(ctx.node(), attr);
+  SubgraphOptions options;
+  options.inline_small_outer_constants = true;
+  auto sg = load_subgraph(ctx.node(), attr, options);
   if (!sg.is_ok()) return sg.status();
   Graph& g = *sg->model.graph;
   if (input_types.size() != sg->num_formal_inputs)
@@ -40,18 +50,39 @@ Result<Subgraph> infer_subgraph(const InferenceContext& ctx, const std::string& 
 
 Status infer_if(InferenceContext& ctx) {
   if (!ctx.has_input(0)) return ctx.error("cond is missing");
-  const Tensor* c = ctx.input_constant(0);
-  std::vector<std::vector<std::pair<DType, Shape>>> branches;
-  for (const char* attr : {"then_branch", "else_branch"}) {
-    auto sg = infer_subgraph(ctx, attr, {});
-    if (!sg.is_ok()) return sg.status();
+  // A condition known here (a constant, or shape arithmetic: "is the input 2-D?") picks the branch
+  // that runs; the other may not even fit these shapes (ONNX's affine_grid expansion).
+  const auto c = ctx.input_ints(0);
+  const int taken = c && c->size() == 1 ? ((*c)[0] != 0 ? 0 : 1) : -1;
+  std::vector<std::vector<std::pair<DType, Shape>>> branches(2);
+  std::vector<Status> errors;
+  int failed = -1;
+  const char* names[] = {"then_branch", "else_branch"};
+  for (int b = 0; b < 2; ++b) {
+    auto& types = branches[static_cast<size_t>(b)];
+    types.assign(ctx.num_outputs(), {DType::kUndefined, Shape()});
+    if (taken >= 0 && b != taken) continue;
+    auto sg = infer_subgraph(ctx, names[b], {});
+    if (!sg.is_ok()) {
+      // Unknown which branch runs: one that does not fit these shapes may be the one never taken.
+      if (taken >= 0 || !errors.empty()) return sg.status();
+      errors.push_back(sg.status());
+      failed = b;
+      continue;
+    }
     const auto& outs = sg->model.graph->outputs();
     if (outs.size() != ctx.num_outputs())
-      return ctx.error(std::string(attr) + " has " + std::to_string(outs.size()) +
+      return ctx.error(std::string(names[b]) + " has " + std::to_string(outs.size()) +
                        " outputs but the node has " + std::to_string(ctx.num_outputs()));
-    std::vector<std::pair<DType, Shape>> types;
-    for (const Value* v : outs) types.emplace_back(v->dtype(), v->shape());
-    branches.push_back(std::move(types));
+    for (size_t i = 0; i < outs.size(); ++i) types[i] = {outs[i]->dtype(), outs[i]->shape()};
+    // The branch that runs hands its shape arithmetic on (N, C, H, W split from a size input).
+    if (taken == b)
+      for (size_t i = 0; i < outs.size(); ++i)
+        if (outs[i]->shape_data()) {
+          SymData data;
+          for (const Dim& d : *outs[i]->shape_data()) data.push_back(SymInt::from_dim(d));
+          ctx.set_output_data(i, std::move(data));
+        }
   }
   for (size_t i = 0; i < ctx.num_outputs(); ++i) {
     const auto& [t0, s0] = branches[0][i];
@@ -60,11 +91,12 @@ Status infer_if(InferenceContext& ctx) {
       return ctx.error("output " + std::to_string(i) + " is " + std::string(dtype_name(t0)) +
                        " in then_branch but " + std::string(dtype_name(t1)) + " in else_branch");
     const DType t = t0 != DType::kUndefined ? t0 : t1;
-    // A constant condition picks one branch's shape.
-    if (c != nullptr && c->numel() == 1)
-      ctx.set_output(i, t, c->as_int64(0) != 0 ? s0 : s1);
-    else
+    if (taken >= 0)
+      ctx.set_output(i, t, taken == 0 ? s0 : s1);
+    else if (errors.empty())
       ctx.set_output(i, t, join(s0, s1));
+    else  // only the branch that fits these shapes can run in a valid model
+      ctx.set_output(i, t, failed == 0 ? s1 : s0);
   }
   return Status::ok();
 }

@@ -3,6 +3,7 @@
 // subgraphs, inline-constant-if, and memory planning around a subgraph.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <map>
 #include <string>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "ir/subgraph.h"
 #include "ir/text.h"
 #include "ir/verifier.h"
+#include "onnx/checker.h"
 #include "passes/pass_manager.h"
 #include "planner/memory_plan.h"
 #include "tests/util/equivalence.h"
@@ -536,6 +538,15 @@ TEST(ControlFlowTorch, ScriptedModulesRunBeforeAndAfterThePasses) {
                                                    std::to_string(i) + ".pb");
       ASSERT_TRUE(t.is_ok()) << t.status().message();
       inputs[model->graph->runtime_inputs()[i]->name()] = *t;
+    }
+    // Still ONNX (subgraphs rewritten by the passes included): the checker accepts it.
+    try {
+      onnx::checker::check_model(ir::model_to_proto(*model));
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << name << ": ONNX checker: " << e.what();
+    }
+    if (const char* out = std::getenv("XOPT_SAVE_OPTIMIZED")) {
+      EXPECT_TRUE(ir::save_model(*model, std::string(out) + "/" + name + ".opt.onnx").is_ok());
     }
     // Inside the plan: the control-flow nodes are steps of it, their bodies in their own memory.
     ASSERT_TRUE(ctx.plan_outcome().has_value()) << name;

@@ -213,6 +213,18 @@ void check_model(const std::string& path, Report& r) {
     return;
   }
   const auto& couts = constant->graph->outputs();
+  // Every dim that is known matches.
+  auto compatible = [](const ir::Shape& got, const ir::Shape& want) {
+    if (!got.has_rank()) return true;
+    if (got.rank() != want.rank()) return false;
+    for (size_t d = 0; d < got.rank(); ++d)
+      if (got[d].is_known() && got[d].value != want[d].value) return false;
+    return true;
+  };
+  bool has_control_flow = false;
+  for (const auto& n : original.graph().node())
+    has_control_flow =
+        has_control_flow || n.op_type() == "If" || n.op_type() == "Loop" || n.op_type() == "Scan";
   for (size_t j = 0; j < couts.size(); ++j) {
     if (!has_expected[j]) {
       ++r.expected.skipped;
@@ -220,13 +232,20 @@ void check_model(const std::string& path, Report& r) {
     }
     ir::Shape want = ir::Shape::of({expected[j].dims().begin(), expected[j].dims().end()});
     const ir::Value* v = couts[j];
-    if (v->shape() == want && static_cast<int>(v->dtype()) == expected[j].data_type())
+    if (v->shape() == want && static_cast<int>(v->dtype()) == expected[j].data_type()) {
       ++r.expected.agree;
-    else
+    } else if (has_control_flow && !v->shape().is_static() && compatible(v->shape(), want) &&
+               static_cast<int>(v->dtype()) == expected[j].data_type()) {
+      // Sizes that depend on float arithmetic carried through an If or a Loop (the trip count of
+      // Range's expansion, affine_grid's steps): shape inference propagates integer data only, so
+      // they stay unknown. Incomplete, not wrong: a wrong static size still disagrees.
+      ++r.expected.skipped;
+    } else {
       r.expected.fail(test + " output " + std::to_string(j) + ": " + v->shape().to_string() + " " +
                       std::string(ir::dtype_name(v->dtype())) + " vs expected " +
                       test::dims_string(expected[j]) + " type " +
                       std::to_string(expected[j].data_type()));
+    }
   }
 }
 
