@@ -132,6 +132,10 @@ const Registry& registry() {
     ops::register_contrib_ops(r.ops);
     ops::register_rnn_ops(r.ops);
     ops::register_quant_ops(r.ops);
+    ops::register_attention_ops(r.ops);
+    ops::register_signal_ops(r.ops);
+    ops::register_vision_ops(r.ops);
+    ops::register_index_ops(r.ops);
     ops::register_control_flow_ops(r.ops);
     std::sort(r.ops.begin(), r.ops.end(), [](const OpInfo& a, const OpInfo& b) {
       return std::tie(a.domain, a.op_type, a.since_version) <

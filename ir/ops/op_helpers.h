@@ -29,6 +29,10 @@ void register_resize_ops(OpList& ops);
 void register_contrib_ops(OpList& ops);
 void register_rnn_ops(OpList& ops);
 void register_quant_ops(OpList& ops);
+void register_attention_ops(OpList& ops);
+void register_signal_ops(OpList& ops);
+void register_vision_ops(OpList& ops);
+void register_index_ops(OpList& ops);
 void register_control_flow_ops(OpList& ops);
 
 inline constexpr const char* kMsDomain = "com.microsoft";

@@ -42,6 +42,14 @@ int list_ops(const DeviceFlags& device) {
       "claimed: float8 (e4m3fn, e4m3fnuz, e5m2, e5m2fnuz), int2, uint2, int4, uint4, float4e2m1, "
       "sequence/optional/map values, and Dropout in training mode with ratio > 0 (random mask)\n",
       stderr);
+  // Standard ops with no kernel yet, by why they wait (issue 13).
+  std::fputs(
+      "waiting (no CPU kernel): training ops of ai.onnx.preview.training (Adagrad, Adam, "
+      "Momentum, Gradient); string ops (StringConcat, StringNormalizer, StringSplit, "
+      "RegexFullMatch); every ai.onnx.ml op; random ops whose expected values "
+      "follow numpy's stream (Bernoulli, RandomNormal[Like], RandomUniform[Like], Multinomial); "
+      "ImageDecoder; ai.onnx.preview.FlexAttention (graph-valued score/mask functions)\n",
+      stderr);
   return kExitOk;
 }
 
