@@ -160,6 +160,43 @@ __device__ __forceinline__ float group_sum(float v) {
   return v;
 }
 
+__device__ __forceinline__ bool fa_aligned(const float* p) {
+  return (reinterpret_cast<uintptr_t>(p) & 15) == 0;
+}
+
+// dst [kTileRows][DH + 4] = rows t0 .. t0 + kTileRows of a [t_count, width] matrix at src (row
+// stride `row`) plus bias [width], zeros past its ends; float4 loads where every row and the bias
+// are 16-byte aligned.
+template <int DH, int kTileRows>
+__device__ __forceinline__ void fa_load_tile(float* dst, const float* src, int64_t row, int64_t t0,
+                                             int64_t t_count, int64_t width, const float* bias) {
+  constexpr int kLd = DH + 4;
+  if (((width | row) & 3) == 0 && fa_aligned(src) && (bias == nullptr || fa_aligned(bias))) {
+    for (int e = static_cast<int>(threadIdx.x); e < kTileRows * DH / 4; e += kFaThreads) {
+      const int r = e / (DH / 4), j = e % (DH / 4) * 4;
+      float4 x = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+      if (t0 + r < t_count && j < width) {
+        x = *reinterpret_cast<const float4*>(src + (t0 + r) * row + j);
+        if (bias != nullptr) {
+          const float4 bv = *reinterpret_cast<const float4*>(bias + j);
+          x.x += bv.x, x.y += bv.y, x.z += bv.z, x.w += bv.w;
+        }
+      }
+      *reinterpret_cast<float4*>(dst + r * kLd + j) = x;
+    }
+  } else {
+    for (int e = static_cast<int>(threadIdx.x); e < kTileRows * DH; e += kFaThreads) {
+      const int r = e / DH, j = e % DH;
+      float x = 0.0f;
+      if (t0 + r < t_count && j < width) {
+        x = src[(t0 + r) * row + j];
+        if (bias != nullptr) x += bias[j];
+      }
+      dst[r * kLd + j] = x;
+    }
+  }
+}
+
 template <int RQ, int DH>
 __global__ void __launch_bounds__(kFaThreads) fused_attention_kernel(const FusedAttentionParams p) {
   constexpr int kRows = 16 * RQ;    // queries per block
@@ -176,7 +213,7 @@ __global__ void __launch_bounds__(kFaThreads) fused_attention_kernel(const Fused
   const SoftmaxParams& mp = p.mask;
   const int64_t q_tiles = (p.s + kRows - 1) / kRows;
   const int64_t work = p.b * p.n * q_tiles;
-  const bool vec_y = (p.hv & 3) == 0 && (reinterpret_cast<uintptr_t>(p.y) & 15) == 0;
+  const bool vec_y = (p.hv & 3) == 0 && fa_aligned(p.y);
   for (int64_t w = blockIdx.x; w < work; w += gridDim.x) {
     const int64_t qt = w % q_tiles, bn = w / q_tiles;
     const int64_t ni = bn % p.n, bi = bn / p.n;
@@ -198,15 +235,7 @@ __global__ void __launch_bounds__(kFaThreads) fused_attention_kernel(const Fused
     }
 
     __syncthreads();  // the previous item's reads of the tiles are done
-    for (int e = tid; e < kRows * DH; e += kFaThreads) {
-      const int r = e / DH, j = e % DH;
-      float x = 0.0f;
-      if (q0 + r < p.s && j < p.h) {
-        x = qg[(q0 + r) * p.q_row + j];
-        if (qbias != nullptr) x += qbias[j];
-      }
-      qs[r * kLd + j] = x;
-    }
+    fa_load_tile<DH, kRows>(qs, qg, p.q_row, q0, p.s, p.h, qbias);
 
     float m_run[RQ], l_run[RQ], acc[RQ][4 * kChunks];
 #pragma unroll
@@ -219,23 +248,9 @@ __global__ void __launch_bounds__(kFaThreads) fused_attention_kernel(const Fused
 
     for (int64_t k0 = 0; k0 < p.l; k0 += kFaKeys) {
       __syncthreads();  // the previous tile's reads of K and V are done
-      for (int e = tid; e < kFaKeys * DH; e += kFaThreads) {
-        const int c = e / DH, j = e % DH;
-        const int64_t li = k0 + c;
-        float kx = 0.0f, vx = 0.0f;  // zeros past the ends: 0 * 0, never 0 * garbage
-        if (li < p.l) {
-          if (j < p.h) {
-            kx = kg[li * p.k_row + j];
-            if (kbias != nullptr) kx += kbias[j];
-          }
-          if (j < p.hv) {
-            vx = vg[li * p.v_row + j];
-            if (vbias != nullptr) vx += vbias[j];
-          }
-        }
-        ks[c * kLd + j] = kx;
-        vs[c * kLd + j] = vx;
-      }
+      // Zeros past the ends: P V then adds 0 * 0, never 0 * garbage.
+      fa_load_tile<DH, kFaKeys>(ks, kg, p.k_row, k0, p.l, p.h, kbias);
+      fa_load_tile<DH, kFaKeys>(vs, vg, p.v_row, k0, p.l, p.hv, vbias);
       __syncthreads();
 
       // 1. Scores of keys k0 + tx + 8c for rows row0 + i.
