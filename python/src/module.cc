@@ -5,6 +5,7 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/map.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
@@ -277,7 +278,7 @@ ir::Tensor to_tensor(const std::string& name, const AnyArray& a) {
   const size_t bytes = t.nbytes();
   if (bytes == 0) return t;
   const int device = a.device_type();
-  if (device == nb::device::cpu::value) {
+  if (device == nb::device::cpu::value || device == nb::device::cuda_host::value) {
     std::memcpy(t.mutable_raw_data(), a.data(), bytes);
     return t;
   }
@@ -296,8 +297,8 @@ ir::Tensor to_tensor(const std::string& name, const AnyArray& a) {
                                     "in a build with the CUDA executor)");
 }
 
-// A host array that owns `t` (no copy); numpy's type when `numpy`, else a DLPack-capable
-// nanobind array.
+// A host array that owns `t` (no copy): numpy's type when `numpy`, else nanobind's array with
+// __dlpack__ and __dlpack_device__ (the array API's protocol).
 nb::object from_tensor(const std::string& name, ir::Tensor t, bool numpy) {
   if (t.dtype() == ir::DType::kString || dlpack_dtype(t.dtype()).bits == 0)
     raise_error(tool::kExitUsage, "output '" + name + "': element type " +
@@ -311,8 +312,8 @@ nb::object from_tensor(const std::string& name, ir::Tensor t, bool numpy) {
   if (numpy)
     return nb::cast(nb::ndarray<nb::numpy>(data, shape.size(), shape.data(), owner, nullptr,
                                            dlpack_dtype(owned->dtype())));
-  return nb::cast(nb::ndarray<>(data, shape.size(), shape.data(), owner, nullptr,
-                                dlpack_dtype(owned->dtype())));
+  return nb::cast(nb::ndarray<nb::array_api>(data, shape.size(), shape.data(), owner, nullptr,
+                                             dlpack_dtype(owned->dtype())));
 }
 
 std::map<std::string, ir::Tensor> to_inputs(const nb::dict& feeds) {

@@ -3,11 +3,12 @@
 # sample there. No network: the venv sees the system's site-packages (numpy, onnx, and the build
 # backend scikit-build-core and nanobind that scripts/setup.sh installed), pip builds without
 # isolation and installs no dependencies. The CMake build goes to BUILD_DIR, kept between runs.
-# Usage: pip_install_test.sh PYTHON SOURCE_DIR BUILD_DIR BUILD_TYPE XOPT_CUDA XOPT_WERROR
-# (the build type and flags of the tree that runs the test, so ccache can reuse its objects);
+# Usage: pip_install_test.sh PYTHON SOURCE_DIR BUILD_DIR BUILD_TYPE XOPT_CUDA XOPT_WERROR CXX_FLAGS
+# (the build type, options and the build type's compiler flags of the tree that runs the test, so
+# that ccache can reuse its objects);
 # XOPT_BUILD_JOBS limits the compile jobs (default: every core).
 set -euo pipefail
-python="$1" src="$2" build="$3" build_type="${4:-Release}" cuda="${5:-OFF}" werror="${6:-OFF}"
+python="$1" src="$2" build="$3" build_type="${4:-Release}" cuda="${5:-OFF}" werror="${6:-OFF}" flags="${7:-}"
 export CMAKE_BUILD_PARALLEL_LEVEL="${XOPT_BUILD_JOBS:-$(nproc)}"
 tmp="$(mktemp -d /tmp/xopt-venv.XXXXXX)"
 trap 'rm -rf "$tmp"' EXIT
@@ -22,6 +23,7 @@ echo "pip install $src (build folder $build)"
 PIP_NO_INDEX=1 "$py" -m pip install --no-build-isolation --no-deps -q "$src" \
   -C build-dir="$build" -C cmake.build-type="$build_type" -C cmake.define.XOPT_CUDA="$cuda" \
   -C cmake.define.XOPT_WERROR="$werror" \
+  ${flags:+-C "cmake.define.CMAKE_CXX_FLAGS_${build_type^^}=$flags"} \
   "${launcher[@]}"
 cd "$tmp"  # not the source folder: `import xopt` must find the installed package
 "$py" - "$src/samples/tiny_cnn" <<'PY'
