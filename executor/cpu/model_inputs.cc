@@ -252,7 +252,9 @@ Result<std::map<std::string, ir::Tensor>> random_inputs(const ir::Graph& graph,
                                                         const RandomInputOptions& options,
                                                         std::vector<std::string>* notes) {
   const std::vector<ir::Value*> ins = graph.runtime_inputs();
-  for (const auto& [name, range] : options.ranges) {
+  for (const auto& entry : options.ranges) {
+    // Not a structured binding: clang 14 cannot capture one in a lambda.
+    const std::string& name = entry.first;
     if (std::none_of(ins.begin(), ins.end(), [&](const ir::Value* v) { return v->name() == name; }))
       return invalid_argument("--input-range: '" + name + "' is not an input of the graph");
   }
