@@ -4,8 +4,11 @@
 #include "viz/raster.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "planner/annotate.h"
+#include "planner/offload.h"
+#include "planner/shared_arena.h"
 #include "viz/format.h"
 #include "viz/output.h"
 
@@ -20,6 +23,7 @@ const Bucket kBuckets[] = {{"CUDA context", "#bdbdbd"},
                            {"parameters", "#6baed6"},
                            {"activations (arena)", "#fd8d3c"},
                            {"workspace", "#74c476"}};
+const char* const kStaging = "#9e9ac8";
 
 }  // namespace
 
@@ -27,7 +31,46 @@ Result<BreakdownBar> breakdown_bar(const ir::Model& m, const std::string& label)
   XOPT_ASSIGN_OR_RETURN(planner::MemoryPlan plan, planner::read_plan(m));
   BreakdownBar bar{label, plan.breakdown};
   if (plan.batch > 0) bar.label += " (batch " + std::to_string(plan.batch) + ")";
+  XOPT_ASSIGN_OR_RETURN(auto offload, planner::read_offload(m));
+  if (offload && !offload->weights.empty()) {
+    bar.breakdown.parameters = offload->resident_parameters;
+    bar.staging = offload->staging_bytes;
+    bar.offloaded = offload->offloaded_bytes;
+    bar.label += " (offload)";
+  }
   return bar;
+}
+
+Result<std::vector<BreakdownBar>> shared_arena_bars(const std::vector<const ir::Model*>& models) {
+  std::optional<planner::SharedArena> group;
+  std::vector<planner::MemoryPlan> plans;
+  for (const ir::Model* m : models) {
+    XOPT_ASSIGN_OR_RETURN(auto rec, planner::read_shared_arena(*m));
+    if (!rec || (group && rec->id != group->id)) return std::vector<BreakdownBar>{};
+    group = *rec;
+    XOPT_ASSIGN_OR_RETURN(planner::MemoryPlan p, planner::read_plan(*m));
+    plans.push_back(std::move(p));
+  }
+  if (!group || plans.size() < 2) return std::vector<BreakdownBar>{};
+  std::vector<const planner::MemoryPlan*> ptrs;
+  ptrs.reserve(plans.size());
+  for (const planner::MemoryPlan& p : plans) ptrs.push_back(&p);
+  const planner::SharedArenaFigures f = planner::shared_arena_figures(*group, ptrs);
+  BreakdownBar separate{"separate (sum of " + std::to_string(plans.size()) + ")", {}};
+  for (const planner::MemoryPlan& p : plans) {
+    separate.breakdown.cuda_context += p.breakdown.cuda_context;
+    separate.breakdown.parameters += p.breakdown.parameters;
+    separate.breakdown.activations += p.breakdown.activations;
+    separate.breakdown.workspace += p.breakdown.workspace;
+    separate.breakdown.cuda_context_estimated &= p.breakdown.cuda_context_estimated;
+  }
+  BreakdownBar shared{"shared arena '" + group->id + "'", {}};
+  shared.breakdown.cuda_context = f.context;
+  shared.breakdown.cuda_context_estimated = separate.breakdown.cuda_context_estimated;
+  shared.breakdown.parameters = f.parameters;
+  shared.breakdown.activations = group->arena_bytes;
+  shared.breakdown.workspace = group->workspace_bytes;
+  return std::vector<BreakdownBar>{separate, shared};
 }
 
 Result<std::vector<BreakdownBar>> breakdown_sweep(const ir::Model& m, const std::string& label,
@@ -54,7 +97,12 @@ Result<std::vector<BreakdownBar>> breakdown_sweep(const ir::Model& m, const std:
 std::string breakdown_svg(const std::vector<BreakdownBar>& bars, const std::string& title) {
   const double left = 200, right = 30, bar_h = 30, gap = 22, top = 62, width = 900;
   size_t most = 1;
-  for (const auto& b : bars) most = std::max(most, b.breakdown.total());
+  bool any_offload = false;
+  for (const auto& b : bars) {
+    // The host part of an offloaded bar is drawn after a gap of 12 px.
+    most = std::max(most, b.breakdown.total() + b.staging + b.offloaded);
+    any_offload = any_offload || b.staging + b.offloaded > 0;
+  }
   const double scale = (width - left - right) / static_cast<double>(most);
   const double height = top + static_cast<double>(bars.size()) * (bar_h + gap) + 30;
   std::string svg = format(
@@ -66,7 +114,10 @@ std::string breakdown_svg(const std::vector<BreakdownBar>& bars, const std::stri
       "<defs><pattern id=\"bd-hatch\" width=\"7\" height=\"7\" patternUnits=\"userSpaceOnUse\" "
       "patternTransform=\"rotate(45)\"><rect width=\"7\" height=\"7\" fill=\"#e0e0e0\"/>"
       "<line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"7\" stroke=\"#777\" stroke-width=\"2.5\"/>"
-      "</pattern></defs>\n";
+      "</pattern><pattern id=\"bd-host\" width=\"7\" height=\"7\" "
+      "patternUnits=\"userSpaceOnUse\" patternTransform=\"rotate(-45)\"><rect width=\"7\" "
+      "height=\"7\" fill=\"#dadaeb\"/><line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"7\" "
+      "stroke=\"#6a51a3\" stroke-width=\"2\"/></pattern></defs>\n";
   svg += "<text x=\"10\" y=\"18\" font-size=\"13\" font-weight=\"bold\">" +
          xml_escape(title.empty() ? std::string("memory breakdown") : title) + "</text>\n";
   double lx = 10;
@@ -81,6 +132,10 @@ std::string breakdown_svg(const std::vector<BreakdownBar>& bars, const std::stri
   legend(kBuckets[0].colour, "CUDA context (measured)");
   legend("url(#bd-hatch)", "CUDA context (estimate)");
   for (int k = 1; k < 4; ++k) legend(kBuckets[k].colour, kBuckets[k].name);
+  if (any_offload) {
+    legend(kStaging, "offload staging");
+    legend("url(#bd-host)", "offloaded weights (host)");
+  }
   svg += "\n";
   for (size_t i = 0; i < bars.size(); ++i) {
     const planner::Breakdown& b = bars[i].breakdown;
@@ -109,12 +164,38 @@ std::string breakdown_svg(const std::vector<BreakdownBar>& bars, const std::stri
                xml_escape(compact_bytes(sizes[k])) + "</text>";
       x += w;
     }
+    std::string offload_note;
+    if (bars[i].staging + bars[i].offloaded > 0) {
+      const double ws = static_cast<double>(bars[i].staging) * scale;
+      svg += format(
+                 "<rect class=\"bucket\" data-bucket=\"staging\" data-bytes=\"%zu\" "
+                 "x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" fill=\"%s\" "
+                 "stroke=\"#444\" stroke-width=\"0.5\"><title>",
+                 bars[i].staging, x, y, ws, bar_h, kStaging) +
+             xml_escape("offload staging: " + compact_bytes(bars[i].staging)) + "</title></rect>";
+      x += ws + 12;
+      const double wh = static_cast<double>(bars[i].offloaded) * scale;
+      svg +=
+          format(
+              "<rect class=\"bucket\" data-bucket=\"host\" data-bytes=\"%zu\" x=\"%.2f\" "
+              "y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" fill=\"url(#bd-host)\" "
+              "stroke=\"#444\" stroke-width=\"0.5\"><title>",
+              bars[i].offloaded, x, y, wh, bar_h) +
+          xml_escape("offloaded weights, pinned host memory: " + compact_bytes(bars[i].offloaded)) +
+          "</title></rect>";
+      if (wh > 60)
+        svg += format("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"10\">",
+                      x + wh / 2, y + bar_h / 2 + 4) +
+               "host " + xml_escape(compact_bytes(bars[i].offloaded)) + "</text>";
+      offload_note = ", staging " + compact_bytes(bars[i].staging) + "; on the host " +
+                     compact_bytes(bars[i].offloaded);
+    }
     svg += format("<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\">", left, y + bar_h + 12) +
-           xml_escape("total " + compact_bytes(b.total()) + ": context " +
-                      compact_bytes(b.cuda_context) +
-                      (b.cuda_context_estimated ? " (estimate)" : " (measured)") + ", parameters " +
-                      compact_bytes(b.parameters) + ", activations " +
-                      compact_bytes(b.activations) + ", workspace " + compact_bytes(b.workspace)) +
+           xml_escape(
+               "total " + compact_bytes(b.total()) + ": context " + compact_bytes(b.cuda_context) +
+               (b.cuda_context_estimated ? " (estimate)" : " (measured)") + ", parameters " +
+               compact_bytes(b.parameters) + ", activations " + compact_bytes(b.activations) +
+               ", workspace " + compact_bytes(b.workspace) + offload_note) +
            "</text>\n";
   }
   svg += "</svg>\n";

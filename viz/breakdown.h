@@ -14,10 +14,20 @@ namespace xopt::viz {
 struct BreakdownBar {
   std::string label;  // "resnet18.opt.onnx", "batch 8"
   planner::Breakdown breakdown;
+  // Parameter offload (planner/offload.h): the device staging region (a fifth device segment;
+  // breakdown.parameters then counts the resident weights only) and the weights kept in pinned
+  // host memory, drawn apart from the device bar.
+  size_t staging = 0;
+  size_t offloaded = 0;
 };
 
-// The bar of a model carrying a plan.
+// The bar of a model carrying a plan (and its offload schedule, when it has one).
 Result<BreakdownBar> breakdown_bar(const ir::Model& m, const std::string& label);
+// Models that share one activation arena (all carrying the same xopt.shared_arena record): two
+// bars, each model on its own summed ("separate": a context, an arena and a workspace each) and
+// the group ("shared": one context, every parameter, the largest arena and workspace). Empty when
+// the models do not form one group.
+Result<std::vector<BreakdownBar>> shared_arena_bars(const std::vector<const ir::Model*>& models);
 // One bar per batch: the model planned again at each (planner::plan_at_batch with the stored
 // plan's alignment and I/O placement; a static leading dim is rebound too), the CUDA context taken
 // from the stored plan (measured or estimated).

@@ -146,7 +146,12 @@ Result<std::string> report_html(const ReportInputs& in) {
     t.title = in.title;
     body += "<h2>Memory timeline</h2><div id=\"timeline\">" + timeline_svg(*in.plan, in.after, t) +
             "</div>\n";
-    body += "<h2>Memory breakdown</h2>" + breakdown_svg({{in.title, in.plan->breakdown}});
+    BreakdownBar bar{in.title, in.plan->breakdown};
+    if (in.model != nullptr) {  // with its offload schedule, when it has one
+      auto with_offload = breakdown_bar(*in.model, in.title);
+      if (with_offload.is_ok()) bar = *with_offload;
+    }
+    body += "<h2>Memory breakdown</h2>" + breakdown_svg({bar});
   }
   // JSON inside <script type="application/json">: only "</" could end the element early.
   std::string data = nlohmann::json{{"outputs", outputs}, {"links", links}}.dump();

@@ -18,7 +18,8 @@ struct ReportInputs {
   const ir::Graph* before = nullptr;          // the model as given (may be null)
   const ir::Graph* after = nullptr;           // the optimized model
   const planner::MemoryPlan* plan = nullptr;  // may be null: no timeline, no breakdown
-  std::string stats_json;                     // passes::stats_to_json(...).dump(), may be empty
+  const ir::Model* model = nullptr;  // the optimized model, for its offload schedule (may be null)
+  std::string stats_json;            // passes::stats_to_json(...).dump(), may be empty
   // Name-scope clusters deeper than this are collapsed in graphs of more nodes than
   // `collapse_above` (-1: never).
   int collapse_depth = 2;

@@ -44,6 +44,7 @@ Status write_visuals(const VisualsRequest& r) {
     in.before = original.graph.get();
     in.after = r.optimized->graph.get();
     in.plan = r.plan;
+    in.model = r.optimized;
     in.stats_json = r.stats_json;
     XOPT_ASSIGN_OR_RETURN(std::string html, report_html(in));
     XOPT_RETURN_IF_ERROR(write_file((fs::path(r.report_dir) / "report.html").string(), html));

@@ -11,6 +11,11 @@
 #   bench        bench_vs_torch.py (BENCH_FLAGS adds e.g. --compile, --xopt-flags=--tune)
 #   bench-tf32   the same with TF32 allowed on both sides (bench_tf32.txt, bench_vs_torch_tf32.json)
 #   profile      `xopt bench --profile` on the batch-32 models the big step planned
+#   offload      ResNet-50 b32, BERT-base b1 and b32 planned with --mem-budget (50% and 25% of the
+#                parameters on top of the activations; and 50% of parameters + arena as one
+#                figure), plan-info, then `xopt bench` (offloaded vs resident, outputs compared)
+#   group        ResNet-50, MobileNetV2 and BERT-base (batch 1) planned into one shared arena, then
+#                `xopt bench-group` (each member against its solo run, memory measured)
 # Results go to $OUT (at most 8 files come back).
 set -uo pipefail
 ROOT=$PWD
@@ -95,6 +100,43 @@ for step in "$@"; do
         echo "exit $?" >> "$OUT/profile.txt"
       done
       grep -E "^----|^exit|^gpu|^profile" "$OUT/profile.txt" | tee -a "$OUT/log.txt" ;;
+    offload)
+      log "offload"
+      for spec in resnet50:32 bert_base:1 bert_base:32; do
+        m=${spec%%:*}; b=${spec##*:}
+        src="$W/models/$m/model.onnx"
+        "$X" --passes=fold,fuse,plan --device cuda --batch "$b" -q "$src" \
+          -o "$W/$m.b$b.res.onnx" > /dev/null 2>&1
+        # 50% of parameters + arena, read off the resident plan.
+        half=$(python3 -c "import onnx,json,sys; m=onnx.load(sys.argv[1], load_external_data=False); \
+p=json.loads({e.key: e.value for e in m.metadata_props}['xopt.memory_plan']); \
+print(int((p['breakdown']['parameters'] + p['arena_bytes']) * 0.5))" "$W/$m.b$b.res.onnx")
+        for budget in 50% 25% "$half"; do
+          tag=${budget%\%}
+          echo "---- $m batch $b --mem-budget $budget" >> "$OUT/offload.txt"
+          "$X" --passes=fold,fuse,plan --device cuda --batch "$b" --mem-budget "$budget" "$src" \
+            -o "$W/$m.b$b.off$tag.onnx" >> "$OUT/offload.txt" 2>&1
+          rc=$?; echo "exit $rc" >> "$OUT/offload.txt"
+          [ $rc -eq 0 ] || continue
+          "$X" plan-info "$W/$m.b$b.off$tag.onnx" | grep -A3 "^offload" >> "$OUT/offload.txt"
+          "$X" bench --device cuda "$W/$m.b$b.off$tag.onnx" --iterations 50 \
+            --json "$W/off_${m}_b${b}_$tag.json" >> "$OUT/offload.txt" 2>&1
+          echo "exit $?" >> "$OUT/offload.txt"
+        done
+      done
+      grep -E "^----|^exit|^offload|device total|short" "$OUT/offload.txt" | tee -a "$OUT/log.txt" ;;
+    group)
+      log "group"
+      g="$W/group"; mkdir -p "$g"
+      for m in resnet50 mobilenet_v2 bert_base; do cp "$W/models/$m/model.onnx" "$g/$m.onnx"; done
+      "$X" --passes=fold,fuse,plan --device cuda --batch 1 "$g/resnet50.onnx" \
+        --shared-arena "$g/mobilenet_v2.onnx" "$g/bert_base.onnx" --report "$g/report" \
+        > "$OUT/group.txt" 2>&1
+      echo "exit $?" >> "$OUT/group.txt"
+      "$X" bench-group --device cuda "$g/resnet50.opt.onnx" "$g/mobilenet_v2.opt.onnx" \
+        "$g/bert_base.opt.onnx" --json "$OUT/group.json" >> "$OUT/group.txt" 2>&1
+      echo "exit $?" >> "$OUT/group.txt"
+      tail -n 16 "$OUT/group.txt" | tee -a "$OUT/log.txt" ;;
     *) echo "unknown step $step" ;;
   esac
   echo "   ($step: $(( $(date +%s) - t0 )) s)" | tee -a "$OUT/log.txt"

@@ -5,12 +5,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <optional>
 #include <unordered_map>
 
 #include "executor/cpu/session.h"
 #include "executor/cuda/check.h"
 #include "executor/cuda/device_memory.h"
 #include "planner/intervals.h"
+#include "planner/offload.h"
 #include "planner/planner.h"
 
 namespace xopt::cuda {
@@ -90,9 +92,67 @@ struct Session::Impl {
   cudaGraphExec_t graph_exec = nullptr;
   bool use_graph = true;
 
+  // Parameter offload (planner/offload.h): weights in pinned host memory, copied into staging on
+  // copy_stream. Per step k: the copies that leave before it (after step_done[prefetch - 1], or
+  // the start of the inference), the copies it waits for (it is their first reader), and whether
+  // a later copy waits for it to be done.
+  struct Copy {
+    void* device = nullptr;
+    const void* host = nullptr;
+    size_t bytes = 0;
+    int prefetch_step = 0;
+    cudaEvent_t done = nullptr;
+  };
+  DeviceBuffer staging;
+  PinnedBuffer offload_host;
+  cudaStream_t copy_stream = nullptr;
+  cudaEvent_t inference_start = nullptr;
+  std::vector<Copy> copies;
+  std::vector<std::vector<size_t>> copies_before, waits_before;  // per step: copy indices
+  std::vector<cudaEvent_t> step_done;                            // per step; nullptr: unused
+  bool offloads() const { return !copies.empty(); }
+
+  // Both streams: the copy stream joins the inference here (inside a capture too).
+  Status offload_begin() {
+    if (!offloads()) return Status::ok();
+    XOPT_CUDA_RETURN_IF_ERROR(cudaEventRecord(inference_start, stream));
+    XOPT_CUDA_RETURN_IF_ERROR(cudaStreamWaitEvent(copy_stream, inference_start, 0));
+    return Status::ok();
+  }
+  Status offload_before(size_t k) {
+    if (!offloads()) return Status::ok();
+    int waited = -1;  // the step whose completion the copy stream already waits for
+    for (size_t c : copies_before[k]) {
+      const Copy& cp = copies[c];
+      if (cp.prefetch_step > 0 && cp.prefetch_step - 1 != waited) {
+        waited = cp.prefetch_step - 1;
+        XOPT_CUDA_RETURN_IF_ERROR(
+            cudaStreamWaitEvent(copy_stream, step_done[static_cast<size_t>(waited)], 0));
+      }
+      XOPT_CUDA_RETURN_IF_ERROR(
+          cudaMemcpyAsync(cp.device, cp.host, cp.bytes, cudaMemcpyHostToDevice, copy_stream));
+      XOPT_CUDA_RETURN_IF_ERROR(cudaEventRecord(cp.done, copy_stream));
+    }
+    for (size_t c : waits_before[k])
+      XOPT_CUDA_RETURN_IF_ERROR(cudaStreamWaitEvent(stream, copies[c].done, 0));
+    return Status::ok();
+  }
+  Status offload_after(size_t k) {
+    if (offloads() && step_done[k] != nullptr)
+      XOPT_CUDA_RETURN_IF_ERROR(cudaEventRecord(step_done[k], stream));
+    return Status::ok();
+  }
+
   ~Impl() {
     if (stream != nullptr) cudaStreamSynchronize(stream);
+    if (copy_stream != nullptr) cudaStreamSynchronize(copy_stream);
     launches.clear();  // closures own cuDNN descriptors: destroy them before the handles
+    for (Copy& c : copies)
+      if (c.done != nullptr) cudaEventDestroy(c.done);
+    for (cudaEvent_t e : step_done)
+      if (e != nullptr) cudaEventDestroy(e);
+    if (inference_start != nullptr) cudaEventDestroy(inference_start);
+    if (copy_stream != nullptr) cudaStreamDestroy(copy_stream);
     if (graph_exec != nullptr) cudaGraphExecDestroy(graph_exec);
     if (start != nullptr) cudaEventDestroy(start);
     if (stop != nullptr) cudaEventDestroy(stop);
@@ -107,10 +167,13 @@ struct Session::Impl {
       if (s.device.nbytes() > 0)
         XOPT_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(s.device.data, s.host.data(), s.device.nbytes(),
                                                   cudaMemcpyHostToDevice, stream));
+    XOPT_RETURN_IF_ERROR(offload_begin());
     for (size_t i = 0; i < launches.size(); ++i) {
+      XOPT_RETURN_IF_ERROR(offload_before(i));
       LaunchEnv env{stream, workspace_of_launch(i), workspace_of[i]};
       Status st = launches[i](env);
       if (!st.is_ok()) return st.with_context(node_names[i] + ": ");
+      XOPT_RETURN_IF_ERROR(offload_after(i));
     }
     for (Staging& s : outputs)
       if (s.device.nbytes() > 0)
@@ -166,6 +229,41 @@ Result<size_t> Session::device_memory_used() {
   return total - free_bytes;
 }
 
+Result<double> Session::measure_h2d_bandwidth(size_t bytes, int repeats) {
+  if (bytes == 0 || repeats <= 0) return invalid_argument("measure_h2d_bandwidth: nothing to copy");
+  XOPT_ASSIGN_OR_RETURN(PinnedBuffer host, PinnedBuffer::allocate(bytes));
+  std::memset(host.data(), 0, bytes);
+  XOPT_ASSIGN_OR_RETURN(DeviceBuffer device, DeviceBuffer::allocate(bytes, "bandwidth probe"));
+  cudaStream_t st = nullptr;
+  cudaEvent_t a = nullptr, b = nullptr;
+  auto cleanup = [&] {
+    if (a != nullptr) cudaEventDestroy(a);
+    if (b != nullptr) cudaEventDestroy(b);
+    if (st != nullptr) cudaStreamDestroy(st);
+  };
+  float ms = 0;
+  Status status = [&]() -> Status {
+    XOPT_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+    XOPT_CUDA_RETURN_IF_ERROR(cudaEventCreate(&a));
+    XOPT_CUDA_RETURN_IF_ERROR(cudaEventCreate(&b));
+    // One copy first (warm-up), then the timed ones.
+    XOPT_CUDA_RETURN_IF_ERROR(
+        cudaMemcpyAsync(device.data(), host.data(), bytes, cudaMemcpyHostToDevice, st));
+    XOPT_CUDA_RETURN_IF_ERROR(cudaEventRecord(a, st));
+    for (int i = 0; i < repeats; ++i)
+      XOPT_CUDA_RETURN_IF_ERROR(
+          cudaMemcpyAsync(device.data(), host.data(), bytes, cudaMemcpyHostToDevice, st));
+    XOPT_CUDA_RETURN_IF_ERROR(cudaEventRecord(b, st));
+    XOPT_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(st));
+    XOPT_CUDA_RETURN_IF_ERROR(cudaEventElapsedTime(&ms, a, b));
+    return Status::ok();
+  }();
+  cleanup();
+  XOPT_RETURN_IF_ERROR(status);
+  if (ms <= 0) return internal_error("measure_h2d_bandwidth: the copies took no time");
+  return static_cast<double>(bytes) * repeats / static_cast<double>(ms);
+}
+
 Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Session::~Session() = default;
 const Footprint& Session::footprint() const {
@@ -188,6 +286,35 @@ Result<std::unique_ptr<Session>> Session::create(const ir::Model& model,
       return unsupported(n->describe() + ": no CUDA kernel for " + op_label(*n) + " at opset " +
                          std::to_string(n->opset()));
     kernels.push_back(k);
+  }
+  // The offload schedule, unless told to keep every weight resident: checked against this graph
+  // before any device work.
+  std::optional<planner::OffloadPlan> offload;
+  if (!options.ignore_offload) {
+    XOPT_ASSIGN_OR_RETURN(offload, planner::read_offload(model));
+  }
+  std::unordered_map<const ir::Value*, const planner::OffloadedWeight*> offloaded;
+  if (offload) {
+    if (offload->steps != static_cast<int>(order.size()) || offload->alignment != plan.alignment)
+      return invalid_argument("offload schedule: made for " + std::to_string(offload->steps) +
+                              " steps at alignment " + std::to_string(offload->alignment) +
+                              ", the plan has " + std::to_string(order.size()) + " at " +
+                              std::to_string(plan.alignment));
+    for (const planner::OffloadedWeight& w : offload->weights) {
+      const ir::Value* v = g.find_value(w.name);
+      if (v == nullptr || !v->is_constant() || v->initializer()->nbytes() != w.bytes)
+        return invalid_argument("offload schedule: '" + w.name + "' (" + std::to_string(w.bytes) +
+                                " bytes) is not a weight of that " + "size in the graph");
+      for (const ir::Use& u : v->uses()) {
+        const auto at = std::find(order.begin(), order.end(), u.node);
+        const int step = static_cast<int>(at - order.begin());
+        if (u.index < 0 || at == order.end() || step < w.first_use || step > w.last_use)
+          return invalid_argument("offload schedule: '" + w.name + "' is read by " +
+                                  u.node->describe() + " outside its staged steps " +
+                                  std::to_string(w.first_use) + ".." + std::to_string(w.last_use));
+      }
+      offloaded[v] = &w;
+    }
   }
   auto impl = std::make_unique<Impl>();
   Footprint& fp = impl->footprint;
@@ -254,7 +381,7 @@ Result<std::unique_ptr<Session>> Session::create(const ir::Model& model,
   size_t param_bytes = 0;
   std::vector<std::pair<const ir::Value*, size_t>> param_offsets;
   for (const ir::Value* v : g.initializers()) {
-    if (v->initializer() == nullptr) continue;
+    if (v->initializer() == nullptr || offloaded.count(v) != 0) continue;
     param_offsets.emplace_back(v, param_bytes);
     param_bytes += planner::align_up(v->initializer()->nbytes(), align);
   }
@@ -308,6 +435,47 @@ Result<std::unique_ptr<Session>> Session::create(const ir::Model& model,
   fp.parameters = param_bytes;
   fp.arena = plan.arena_bytes;
   fp.io = io_bytes;
+  if (offload && !offload->weights.empty()) {
+    XOPT_ASSIGN_OR_RETURN(impl->staging,
+                          DeviceBuffer::allocate(offload->staging_bytes, "offload staging"));
+    XOPT_ASSIGN_OR_RETURN(impl->offload_host, PinnedBuffer::allocate(offload->offloaded_bytes));
+    XOPT_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&impl->copy_stream, cudaStreamNonBlocking));
+    XOPT_CUDA_RETURN_IF_ERROR(
+        cudaEventCreateWithFlags(&impl->inference_start, cudaEventDisableTiming));
+    impl->copies_before.resize(order.size());
+    impl->waits_before.resize(order.size());
+    impl->step_done.assign(order.size(), nullptr);
+    size_t host_offset = 0;
+    for (const planner::OffloadedWeight& w : offload->weights) {
+      const ir::Value* v = g.find_value(w.name);
+      Impl::Copy c;
+      c.device = static_cast<std::byte*>(impl->staging.data()) + w.offset;
+      c.host = static_cast<std::byte*>(impl->offload_host.data()) + host_offset;
+      std::memcpy(static_cast<std::byte*>(impl->offload_host.data()) + host_offset,
+                  v->initializer()->raw_data(), w.bytes);
+      host_offset += w.size;
+      c.bytes = w.bytes;
+      c.prefetch_step = w.prefetch_step;
+      XOPT_CUDA_RETURN_IF_ERROR(cudaEventCreateWithFlags(&c.done, cudaEventDisableTiming));
+      const size_t index = impl->copies.size();
+      impl->copies.push_back(c);
+      impl->copies_before[static_cast<size_t>(w.prefetch_step)].push_back(index);
+      impl->waits_before[static_cast<size_t>(w.first_use)].push_back(index);
+      if (w.prefetch_step > 0) {
+        cudaEvent_t& e = impl->step_done[static_cast<size_t>(w.prefetch_step - 1)];
+        if (e == nullptr)
+          XOPT_CUDA_RETURN_IF_ERROR(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+      }
+      DeviceTensor t;
+      t.dtype = v->initializer()->dtype();
+      t.dims = v->initializer()->dims();
+      t.data = c.device;
+      slot[v] = std::move(t);
+    }
+    fp.staging = offload->staging_bytes;
+    fp.offloaded = offload->offloaded_bytes;
+    fp.offloaded_weights = offload->weights.size();
+  }
 
   // Weights go up once.
   for (const auto& [v, off] : param_offsets) {
@@ -533,11 +701,15 @@ Result<std::vector<NodeTime>> Session::profile(int iterations) {
   Status st = [&]() -> Status {
     for (cudaEvent_t& e : events) XOPT_CUDA_RETURN_IF_ERROR(cudaEventCreate(&e));
     for (int it = 0; it < iterations; ++it) {
+      XOPT_RETURN_IF_ERROR(s.offload_begin());
       XOPT_CUDA_RETURN_IF_ERROR(cudaEventRecord(events[0], s.stream));
       for (size_t i = 0; i < n; ++i) {
+        // A node's time includes its wait for an offloaded weight's copy.
+        XOPT_RETURN_IF_ERROR(s.offload_before(i));
         LaunchEnv env{s.stream, s.workspace_of_launch(i), s.workspace_of[i]};
         Status launched = s.launches[i](env);
         if (!launched.is_ok()) return launched.with_context(s.node_names[i] + ": ");
+        XOPT_RETURN_IF_ERROR(s.offload_after(i));
         XOPT_CUDA_RETURN_IF_ERROR(cudaEventRecord(events[i + 1], s.stream));
       }
       XOPT_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(s.stream));

@@ -7,6 +7,12 @@
 // bound to its slots (executor/cuda/kernel.h); capture the whole list, with the input and output
 // copies, into a CUDA graph. Run: copy inputs into pinned staging, launch the graph, copy outputs
 // out. Nothing is allocated or decided while running.
+//
+// Parameter offload (planner/offload.h, metadata "xopt.offload"): the weights the schedule names
+// stay in one pinned host buffer instead of the parameter region; each is copied into its bytes of
+// a device staging region on a second stream, after the compute stream has finished the step
+// before its prefetch step (an event), and its first reader waits for the copy (another event).
+// Both streams are captured into the one CUDA graph.
 #pragma once
 
 #include <cstddef>
@@ -51,10 +57,17 @@ struct Footprint {
   size_t context_after_warmup = 0;
   std::string context_source;  // how it was measured (NVML excludes other processes' use)
   size_t parameters = 0;       // the parameter region: every initializer, each aligned
-  size_t arena = 0;  // the activation arena (plan.arena_bytes; with a shared arena, the part
-                     // of the group's this plan uses: the group allocated it)
-  size_t workspace = 0;        // the workspace region (plan.workspace_bytes)
-  size_t io = 0;               // graph inputs/outputs outside the arena, and outputs nobody reads
+  size_t arena = 0;      // the activation arena (plan.arena_bytes; with a shared arena, the part
+                         // of the group's this plan uses: the group allocated it)
+  size_t workspace = 0;  // the workspace region (plan.workspace_bytes)
+  size_t io = 0;         // graph inputs/outputs outside the arena, and outputs nobody reads
+  // Parameter offload: the device staging region, and the weights kept in pinned host memory
+  // (parameters then counts only the resident ones).
+  size_t staging = 0;
+  size_t offloaded = 0;  // host bytes (pinned), aligned as in the schedule
+  size_t offloaded_weights = 0;
+  // Our own device bytes: parameters + arena (unless shared) + workspace + io + staging.
+  size_t device_total() const { return parameters + arena + workspace + io + staging; }
   size_t device_allocations = 0;  // cudaMalloc calls made by the session (all at load)
   // Per node (parallel to the plan's node order): the workspace the chosen algorithm needs.
   std::vector<size_t> node_workspace;
@@ -75,6 +88,9 @@ struct SessionOptions {
   // the plan must fit (arena, workspace and alignment), and run() refuses while another session
   // holds it.
   std::shared_ptr<SharedDeviceArena> shared_arena;
+  // Keep every weight on the device even when the model carries an offload schedule (the
+  // unconstrained run an offloaded one is compared with).
+  bool ignore_offload = false;
 };
 
 // Per-run figures.
@@ -114,6 +130,9 @@ class Session {
   const Footprint& footprint() const;
   // Device memory in use right now (total - free), for before/after checks.
   static Result<size_t> device_memory_used();
+  // Host-to-device copy bandwidth from pinned memory, in bytes per millisecond: `bytes` copied
+  // `repeats` times on a fresh stream, timed with events (the offload planner's cost model).
+  static Result<double> measure_h2d_bandwidth(size_t bytes = size_t{64} << 20, int repeats = 5);
 
   struct Impl;
 

@@ -149,11 +149,44 @@ int run_bench(const BenchCommand& c) {
     std::printf("  %-22s %14zu  %12s   plan %14zu  %s\n", "CUDA context", m.context_bytes,
                 planner::human_bytes(m.context_bytes).c_str(), r->plan.breakdown.cuda_context,
                 r->plan.breakdown.cuda_context_estimated ? "(plan's is an estimate)" : "");
-    row("parameters", m.parameters, r->plan_parameters);
+    row(r->offloaded ? "parameters (resident)" : "parameters", m.parameters,
+        r->plan_parameters - r->offloaded_bytes);
     row("activations (arena)", m.arena, r->plan.arena_bytes);
     row("workspace", m.workspace, r->plan.workspace_bytes);
     std::printf("  %-22s %14zu  %12s   (graph inputs/outputs outside the arena)\n", "I/O", m.io,
                 planner::human_bytes(m.io).c_str());
+    if (r->offloaded) {
+      const auto median = [](std::vector<double> v) {
+        std::sort(v.begin(), v.end());
+        return v.empty() ? 0.0 : v[v.size() / 2];
+      };
+      const double resident = median(r->resident_gpu_ms), ours = median(r->gpu_ms);
+      std::printf("  %-22s %14zu  %12s   (weights copied in before their readers)\n",
+                  "offload staging", r->staging, planner::human_bytes(r->staging).c_str());
+      std::printf("  %-22s %14zu  %12s   (%zu weights in pinned host memory)\n", "offloaded (host)",
+                  r->offloaded_bytes, planner::human_bytes(r->offloaded_bytes).c_str(),
+                  r->offloaded_weights);
+      std::printf("  %-22s %14zu  %12s   budget %14zu  %s\n", "device total (ours)",
+                  r->device_total, planner::human_bytes(r->device_total).c_str(), r->budget,
+                  r->device_total <= r->budget ? "(within)" : "(OVER THE BUDGET)");
+      std::printf(
+          "offload: median %.4f ms vs %.4f ms with every weight resident: %.3fx measured, "
+          "%.3fx predicted\n",
+          ours, resident, resident > 0 ? ours / resident : 0.0, r->predicted_slowdown);
+      std::printf("offload: outputs %s the resident run's\n",
+                  r->offload_outputs_equal ? "equal (bitwise)" : "DIFFER from");
+      j["offload"] = {{"budget", r->budget},
+                      {"device_total", r->device_total},
+                      {"staging", r->staging},
+                      {"offloaded_bytes", r->offloaded_bytes},
+                      {"offloaded_weights", r->offloaded_weights},
+                      {"median_ms", ours},
+                      {"resident_median_ms", resident},
+                      {"measured_slowdown", resident > 0 ? ours / resident : 0.0},
+                      {"predicted_slowdown", r->predicted_slowdown},
+                      {"resident_gpu_ms", r->resident_gpu_ms},
+                      {"outputs_equal_resident", r->offload_outputs_equal}};
+    }
     std::printf("  device allocations during the timed runs: %zu\n", r->allocations_during_runs);
     j["memory"] = {{"context", m.context_bytes},
                    {"parameters", m.parameters},
@@ -161,6 +194,7 @@ int run_bench(const BenchCommand& c) {
                    {"workspace", m.workspace},
                    {"io", m.io},
                    {"plan_parameters", r->plan_parameters},
+                   {"staging", r->staging},
                    {"plan_arena", r->plan.arena_bytes},
                    {"plan_workspace", r->plan.workspace_bytes},
                    {"allocations_during_runs", r->allocations_during_runs},

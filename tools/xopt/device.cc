@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include "tools/xopt/command.h"
 
@@ -12,7 +14,10 @@
 #include "executor/cuda/kernel.h"
 #include "executor/cuda/prepare.h"
 #include "executor/cuda/session.h"
+#include "executor/cuda/shared_arena.h"
+#include "planner/offload.h"
 #include "planner/planner.h"
+#include "planner/shared_arena.h"
 #endif
 
 namespace xopt::tool {
@@ -186,14 +191,49 @@ Result<DeviceMeasurement> measure_on_cuda(const ir::Model& model, const planner:
 #endif
 }
 
+Result<Bandwidth> measure_h2d_on_cuda() {
+#ifdef XOPT_WITH_CUDA
+  std::string why;
+  if (!cuda::device_available(&why)) return unsupported("measuring bandwidth: " + why);
+  XOPT_ASSIGN_OR_RETURN(const double bpm, cuda::Session::measure_h2d_bandwidth());
+  cudaDeviceProp prop{};
+  const std::string name =
+      cudaGetDeviceProperties(&prop, 0) == cudaSuccess ? prop.name : std::string("GPU 0");
+  return Bandwidth{bpm, name};
+#else
+  return not_built();
+#endif
+}
+
 Result<CudaBench> bench_on_cuda(const ir::Model& model,
                                 const std::map<std::string, ir::Tensor>& inputs,
                                 const DeviceFlags& flags, int warmup, int iterations,
                                 int profile_iterations) {
 #ifdef XOPT_WITH_CUDA
+  CudaBench b;
+  std::vector<ir::Tensor> resident_out;
+  XOPT_ASSIGN_OR_RETURN(auto offload, planner::read_offload(model));
+  if (offload && !offload->weights.empty()) {
+    // The unconstrained run first (every weight resident), in its own session, released before
+    // the offloaded one loads.
+    cuda::SessionOptions resident = session_options(flags);
+    resident.ignore_offload = true;
+    XOPT_ASSIGN_OR_RETURN(cuda::PreparedSession r, cuda::prepare_session(model, inputs, resident));
+    for (int i = 0; i < warmup; ++i) XOPT_RETURN_IF_ERROR(r.session->run(inputs).status());
+    for (int i = 0; i < iterations; ++i) {
+      cuda::RunTiming t;
+      XOPT_RETURN_IF_ERROR(r.session->run(inputs, &t).status());
+      b.resident_gpu_ms.push_back(t.gpu_ms);
+    }
+    XOPT_ASSIGN_OR_RETURN(resident_out, r.session->run(inputs));
+    b.offloaded = true;
+    b.budget = offload->budget;
+    b.offloaded_bytes = offload->offloaded_bytes;
+    b.offloaded_weights = offload->weights.size();
+    b.predicted_slowdown = offload->predicted_slowdown();
+  }
   XOPT_ASSIGN_OR_RETURN(cuda::PreparedSession p,
                         cuda::prepare_session(model, inputs, session_options(flags)));
-  CudaBench b;
   for (int i = 0; i < warmup; ++i) XOPT_RETURN_IF_ERROR(p.session->run(inputs).status());
   const size_t before = cuda::DeviceBuffer::allocations();
   for (int i = 0; i < iterations; ++i) {
@@ -203,6 +243,14 @@ Result<CudaBench> bench_on_cuda(const ir::Model& model,
     b.host_ms.push_back(t.host_ms);
   }
   b.allocations_during_runs = cuda::DeviceBuffer::allocations() - before;
+  if (b.offloaded) {
+    XOPT_ASSIGN_OR_RETURN(std::vector<ir::Tensor> out, p.session->run(inputs));
+    b.offload_outputs_equal = out.size() == resident_out.size();
+    for (size_t k = 0; k < out.size() && b.offload_outputs_equal; ++k)
+      b.offload_outputs_equal =
+          out[k].nbytes() == resident_out[k].nbytes() &&
+          std::memcmp(out[k].raw_data(), resident_out[k].raw_data(), out[k].nbytes()) == 0;
+  }
   if (profile_iterations > 0) {
     XOPT_ASSIGN_OR_RETURN(std::vector<cuda::NodeTime> times,
                           p.session->profile(profile_iterations));
@@ -216,12 +264,101 @@ Result<CudaBench> bench_on_cuda(const ir::Model& model,
   b.memory.arena = fp.arena;
   b.memory.workspace = fp.workspace;
   b.memory.io = fp.io;
+  b.staging = fp.staging;
+  b.device_total = fp.device_total();
   b.plan_parameters = planner::parameter_bytes(*model.graph, p.plan.alignment);
   b.plan = std::move(p.plan);
   b.plan_from_model = p.plan_from_model;
   return b;
 #else
   (void)model, (void)inputs, (void)flags, (void)warmup, (void)iterations, (void)profile_iterations;
+  return not_built();
+#endif
+}
+
+Result<CudaGroupBench> bench_group_on_cuda(
+    const std::vector<const ir::Model*>& models, const std::vector<std::string>& names,
+    const std::vector<std::map<std::string, ir::Tensor>>& inputs, const DeviceFlags& flags,
+    int warmup, int iterations) {
+#ifdef XOPT_WITH_CUDA
+  CudaGroupBench b;
+  std::optional<planner::SharedArena> group;
+  for (size_t i = 0; i < models.size(); ++i) {
+    XOPT_ASSIGN_OR_RETURN(auto rec, planner::read_shared_arena(*models[i]));
+    if (!rec)
+      return invalid_argument(names[i] + ": belongs to no shared arena (plan the group with " +
+                              "`xopt --passes=...,plan --shared-arena ...`)");
+    if (group && rec->id != group->id)
+      return invalid_argument(names[i] + ": belongs to shared arena '" + rec->id + "', not '" +
+                              group->id + "'");
+    group = *rec;
+  }
+  if (!group) return invalid_argument("bench-group: no models");
+  b.id = group->id;
+  // Solo first: each model alone, its own arena, for its outputs, time and separate footprint.
+  std::vector<std::vector<ir::Tensor>> solo(models.size());
+  for (size_t i = 0; i < models.size(); ++i) {
+    XOPT_ASSIGN_OR_RETURN(cuda::PreparedSession p,
+                          cuda::prepare_session(*models[i], inputs[i], session_options(flags)));
+    auto out = p.session->run(inputs[i]);
+    if (!out.is_ok()) return out.status().with_context(names[i] + " (solo): ");
+    solo[i] = std::move(out).value();
+    const cuda::Footprint& fp = p.session->footprint();
+    GroupMember m;
+    m.name = names[i];
+    m.solo_total = fp.device_total();
+    b.context = std::max(b.context, std::max(fp.context, fp.context_after_warmup));
+    b.device = fp.device.summary();
+    b.separate_total += m.solo_total;
+    b.members.push_back(std::move(m));
+  }
+  b.separate_total += b.context * models.size();
+  // The group: one arena and workspace, every member loaded, then each run in turn.
+  XOPT_ASSIGN_OR_RETURN(const size_t before, cuda::Session::device_memory_used());
+  XOPT_ASSIGN_OR_RETURN(auto arena, cuda::SharedDeviceArena::create(*group));
+  b.arena = group->arena_bytes;
+  b.workspace = group->workspace_bytes;
+  std::vector<cuda::PreparedSession> sessions;
+  cuda::SessionOptions o = session_options(flags);
+  o.shared_arena = arena;
+  for (size_t i = 0; i < models.size(); ++i) {
+    auto p = cuda::prepare_session(*models[i], inputs[i], o);
+    if (!p.is_ok()) return p.status().with_context(names[i] + " (in the shared arena): ");
+    sessions.push_back(std::move(p).value());
+    const cuda::Footprint& fp = sessions.back().session->footprint();
+    b.members[i].parameters = fp.parameters;
+    b.members[i].io = fp.io;
+    b.members[i].staging = fp.staging;
+  }
+  XOPT_ASSIGN_OR_RETURN(const size_t after, cuda::Session::device_memory_used());
+  b.measured_shared = after - std::min(after, before);
+  b.ours_shared = b.arena + b.workspace;
+  for (const GroupMember& m : b.members) b.ours_shared += m.parameters + m.io + m.staging;
+  for (size_t i = 0; i < models.size(); ++i) {
+    cuda::Session& s = *sessions[i].session;
+    std::vector<double> ms;
+    std::vector<ir::Tensor> last;
+    for (int it = 0; it < warmup + iterations; ++it) {
+      cuda::RunTiming t;
+      auto out = s.run(inputs[i], &t);
+      if (!out.is_ok()) return out.status().with_context(names[i] + " (in the shared arena): ");
+      if (it >= warmup) ms.push_back(t.gpu_ms);
+      last = std::move(out).value();
+    }
+    std::sort(ms.begin(), ms.end());
+    GroupMember& m = b.members[i];
+    m.median_ms = ms.empty() ? 0.0 : ms[ms.size() / 2];
+    m.outputs_equal_solo = last.size() == solo[i].size();
+    for (size_t k = 0; k < last.size() && k < solo[i].size(); ++k)
+      if (last[k].nbytes() != solo[i][k].nbytes() ||
+          std::memcmp(last[k].raw_data(), solo[i][k].raw_data(), last[k].nbytes()) != 0) {
+        m.outputs_equal_solo = false;
+        m.difference += "output " + std::to_string(k) + " differs; ";
+      }
+  }
+  return b;
+#else
+  (void)models, (void)names, (void)inputs, (void)flags, (void)warmup, (void)iterations;
   return not_built();
 #endif
 }

@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +20,8 @@
 #include "planner/annotate.h"
 #include "planner/lifetimes.h"
 #include "planner/memory_plan.h"
+#include "planner/offload.h"
+#include "planner/planner.h"
 #include "planner/report.h"
 #include "planner/shape_range.h"
 #include "tools/xopt/command.h"
@@ -58,7 +62,28 @@ struct OptimizeOptions {
   bool workspace_in_arena = false;
   // --shared-arena: more models planned with this one (or alone) to share one arena.
   std::vector<std::string> shared_arena;
+  // --mem-budget: parameter offload (planner/offload.h) when the model does not fit.
+  std::string mem_budget;
+  double h2d_gbps = 0;  // --h2d-bandwidth; 0: measured with --device cuda, else the default
 };
+
+// "--mem-budget 200MiB", or "50%": the activations, workspace and I/O region plus that share of
+// the parameters.
+Result<size_t> offload_budget(const std::string& text, const ir::Graph& g,
+                              const planner::MemoryPlan& plan) {
+  if (!text.empty() && text.back() == '%') {
+    char* end = nullptr;
+    const double pct = std::strtod(text.c_str(), &end);
+    if (end != text.c_str() + text.size() - 1 || !(pct >= 0 && pct <= 100))
+      return invalid_argument("--mem-budget '" + text + "': a percentage must be 0% to 100%");
+    const size_t all = planner::device_bytes_without_offload(g, plan);
+    const size_t params = planner::parameter_bytes(g, plan.alignment);
+    return all - params + static_cast<size_t>(static_cast<double>(params) * pct / 100.0);
+  }
+  auto size = parse_size(text);
+  if (!size.is_ok()) return invalid_argument("--mem-budget: " + size.status().message());
+  return *size;
+}
 
 // "a,b" given once or repeated -> {"a", "b"}.
 std::vector<std::string> split_list(const std::vector<std::string>& items) {
@@ -318,9 +343,11 @@ int run_optimize(const OptimizeOptions& o) {
   if (!st.is_ok()) return report(st);
   const std::vector<std::string> names = pm.pass_names();
   const bool plans = std::find(names.begin(), names.end(), "plan-memory") != names.end();
-  if (!plans && (!o.max_batch.empty() || !o.report_dir.empty()))
+  if (!plans && (!o.max_batch.empty() || !o.report_dir.empty() || !o.mem_budget.empty()))
     return report_error(kExitUsage,
-                        std::string(!o.max_batch.empty() ? "--max-batch" : "--report") +
+                        std::string(!o.max_batch.empty()    ? "--max-batch"
+                                    : !o.mem_budget.empty() ? "--mem-budget"
+                                                            : "--report") +
                             " needs the plan-memory pass (e.g. --passes=fold,fuse,plan)");
 
   // Load and check the model: anything wrong here is a bad model (exit 2).
@@ -384,6 +411,31 @@ int run_optimize(const OptimizeOptions& o) {
     planner::write_plan(model, plan);
   }
 
+  std::optional<planner::OffloadPlan> offload;
+  if (!o.mem_budget.empty()) {
+    const planner::MemoryPlan& plan = ctx.plan_outcome()->plan;
+    auto budget = offload_budget(o.mem_budget, *model.graph, plan);
+    if (!budget.is_ok()) return report(budget.status());
+    planner::OffloadOptions oo;
+    oo.budget = *budget;
+    if (o.h2d_gbps > 0) {
+      oo.device.h2d_bytes_per_ms = o.h2d_gbps * 1e6;
+      oo.device.h2d_source = "given (--h2d-bandwidth)";
+    } else if (o.validation.device.cuda()) {
+      progress.step("measuring host-to-device bandwidth");
+      auto bw = measure_h2d_on_cuda();
+      if (!bw.is_ok()) return report(bw.status());
+      oo.device.h2d_bytes_per_ms = bw->bytes_per_ms;
+      oo.device.h2d_source = "measured on " + bw->device;
+    }
+    auto order = planner::resolve_node_order(*model.graph, plan);
+    if (!order.is_ok()) return report(order.status(), o.model);
+    auto sched = planner::offload_plan(*model.graph, *order, plan, oo);
+    if (!sched.is_ok()) return report(sched.status(), o.model);
+    offload = std::move(sched).value();
+    planner::write_offload(model, *offload);
+  }
+
   // The statistics go first, so that a failure to write either leaves neither behind.
   if (!o.stats_json.empty()) {
     st = write_text_file(o.stats_json, passes::stats_to_json(stats).dump(2) + "\n");
@@ -400,9 +452,15 @@ int run_optimize(const OptimizeOptions& o) {
   if (!o.quiet) std::fputs(passes::stats_table(stats).c_str(), stderr);
   if (const auto& plan = ctx.plan_outcome()) {
     print_plan(*plan, o.quiet);
+    if (offload && !o.quiet) std::fputs(planner::offload_text(*offload).c_str(), stderr);
     if (!o.report_dir.empty()) {
-      st = write_text_file((fs::path(o.report_dir) / "report.json").string(),
-                           planner::report_json(plan->plan) + "\n");
+      std::string json = planner::report_json(plan->plan);
+      if (offload) {  // the schedule beside the breakdown
+        auto j = nlohmann::json::parse(json);
+        j["offload"] = nlohmann::json::parse(planner::offload_to_json(*offload));
+        json = j.dump(2);
+      }
+      st = write_text_file((fs::path(o.report_dir) / "report.json").string(), json + "\n");
       if (!st.is_ok()) return report(st);
     }
   }
@@ -519,6 +577,15 @@ std::function<int()> setup_optimize(CLI::App& app) {
   app.add_flag("--workspace-in-arena", o->workspace_in_arena,
                "Plan each node's workspace as a value of the arena, live at that node's step "
                "only, instead of one region for the largest need (on with --device cuda)");
+  app.add_option("--mem-budget", o->mem_budget,
+                 "Device memory the model may use (e.g. 2GiB; or P%: the activations, workspace "
+                 "and I/O plus P% of the parameters; the CUDA context is not counted): when it "
+                 "does not fit, weights stay in pinned host memory and each is prefetched into a "
+                 "planned staging region before its first reader; the schedule is stored as "
+                 "metadata 'xopt.offload' (needs the plan-memory pass)");
+  app.add_option("--h2d-bandwidth", o->h2d_gbps,
+                 "Host-to-device copy bandwidth in GB/s for --mem-budget's schedule (default: "
+                 "measured with --device cuda, else 25)");
   add_validate_flags(app, o->validation);
   return [o] { return run_optimize(*o); };
 }

@@ -7,6 +7,7 @@
 #include "ir/onnx_io.h"
 #include "planner/annotate.h"
 #include "planner/memory_plan.h"
+#include "planner/offload.h"
 #include "planner/plan_text.h"
 #include "planner/report.h"
 #include "planner/shape_range.h"
@@ -42,6 +43,20 @@ int run_plan_info(const PlanInfoOptions& o) {
                 planner::human_bytes(p.min_arena_bytes).c_str());
   std::fputs(planner::report_text(p).c_str(), stdout);
   if (o.values) std::fputs(planner::plan_to_text(p).c_str(), stdout);
+  auto offload = planner::read_offload(*loaded);  // checked as it is read
+  if (!offload.is_ok())
+    return report_error(kExitBadModel,
+                        "stored offload schedule is invalid: " + offload.status().message(),
+                        o.model);
+  if (*offload) {
+    if ((*offload)->steps != static_cast<int>(p.node_order.size()))
+      return report_error(kExitBadModel,
+                          "stored offload schedule has " + std::to_string((*offload)->steps) +
+                              " steps but the plan orders " + std::to_string(p.node_order.size()) +
+                              " nodes",
+                          o.model);
+    std::fputs(planner::offload_text(**offload, o.values).c_str(), stdout);
+  }
   return kExitOk;
 }
 

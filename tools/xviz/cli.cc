@@ -113,20 +113,32 @@ int run_diff(const std::string& a, const std::string& b, const std::string& out)
 int run_breakdown(const std::vector<std::string>& models, const std::string& out,
                   const std::vector<int64_t>& batches) {
   std::vector<viz::BreakdownBar> bars;
+  std::vector<ir::Model> loaded;
+  loaded.reserve(models.size());
   for (const auto& path : models) {
-    auto m = load(path);
-    if (!m.is_ok()) return fail(m.status());
+    auto read = load(path);
+    if (!read.is_ok()) return fail(read.status());
+    loaded.push_back(std::move(read).value());
+    const ir::Model& m = loaded.back();
     const std::string label = std::filesystem::path(path).filename().string();
     if (!batches.empty()) {
       progress("planning " + label + " at " + std::to_string(batches.size()) + " batches");
-      auto sweep = viz::breakdown_sweep(*m, label, batches);
+      auto sweep = viz::breakdown_sweep(m, label, batches);
       if (!sweep.is_ok()) return fail(sweep.status());
       bars.insert(bars.end(), sweep->begin(), sweep->end());
       continue;
     }
-    auto bar = viz::breakdown_bar(*m, label);
+    auto bar = viz::breakdown_bar(m, label);
     if (!bar.is_ok()) return fail(bar.status());
     bars.push_back(*bar);
+  }
+  if (batches.empty() && models.size() > 1) {  // a shared-arena group: separate vs shared
+    std::vector<const ir::Model*> group;
+    group.reserve(loaded.size());
+    for (const ir::Model& m : loaded) group.push_back(&m);
+    auto shared = viz::shared_arena_bars(group);
+    if (!shared.is_ok()) return fail(shared.status());
+    bars.insert(bars.end(), shared->begin(), shared->end());
   }
   auto page = viz::breakdown_file(bars, out);
   if (!page.is_ok()) return fail(page.status());
