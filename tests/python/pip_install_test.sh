@@ -34,13 +34,13 @@ import xopt
 
 sample = sys.argv[1]
 assert xopt.__file__.startswith(sys.prefix), (xopt.__file__, sys.prefix)
-opt = xopt.optimize(os.path.join(sample, "model.onnx"), passes="fold,fuse,plan", batch=1)
+opt = xopt.optimize(os.path.join(sample, "model.onnx"), passes="fold,fuse,plan", batch=2)
 info = xopt.plan_info(opt)
 t = onnx.TensorProto()
 with open(os.path.join(sample, "test_data_set_0", "input_0.pb"), "rb") as f:
     t.ParseFromString(f.read())
 x = onnx.numpy_helper.to_array(t)
-(y,) = xopt.Session(opt).run(None, {opt.graph.input[0].name: x})
+(y, *_) = xopt.Session(opt).run(None, {opt.graph.input[0].name: x})
 print("installed xopt at %s: %d nodes, arena %d bytes, output %s" % (
     os.path.dirname(xopt.__file__), len(opt.graph.node), info.arena_bytes, y.shape))
 PY
