@@ -44,8 +44,13 @@ Result<Model> parse_model_text(std::string_view text) {
                          std::to_string(kMaxNesting));
   onnx::ModelProto proto;
   std::string buf(text);
-  auto status = onnx::OnnxParser::Parse(proto, buf.c_str());
-  if (!status.IsOK()) return invalid_model("cannot parse ONNX text: " + status.ErrorMessage());
+  try {  // libonnx's parser throws on some malformed numbers (std::stof; found by
+         // fuzz/fuzz_text.cc)
+    auto status = onnx::OnnxParser::Parse(proto, buf.c_str());
+    if (!status.IsOK()) return invalid_model("cannot parse ONNX text: " + status.ErrorMessage());
+  } catch (const std::exception& e) {
+    return invalid_model(std::string("cannot parse ONNX text: ") + e.what());
+  }
   return model_from_proto(std::move(proto));
 }
 

@@ -60,9 +60,25 @@ std::string plan_to_json(const MemoryPlan& plan) {
   return j.dump();
 }
 
+namespace {
+
+// A plan holds integers only; a float where an integer is read converts with undefined behaviour
+// when out of range (found by fuzz/fuzz_plan.cc), so a document with any float is refused.
+bool has_float(const nlohmann::json& j, int depth = 0) {
+  if (j.is_number_float()) return true;
+  if (depth > 64) return false;  // the parser's own depth limit applies first
+  if (j.is_structured())
+    for (const auto& e : j)
+      if (has_float(e, depth + 1)) return true;
+  return false;
+}
+
+}  // namespace
+
 Result<MemoryPlan> plan_from_json(const std::string& text) {
   try {
     auto j = nlohmann::json::parse(text);
+    if (has_float(j)) return invalid_model("memory plan: a number that is not an integer");
     if (j.value("format", "") != "xopt.memory_plan")
       return invalid_model("memory plan: not an xopt.memory_plan document");
     MemoryPlan p;

@@ -73,7 +73,10 @@ class FuseHardSwish final : public fuse::NodeRewritePass {
  protected:
   bool rewrite(ir::Graph& g, ir::Node* n, std::unordered_set<const ir::Node*>& removed,
                PassContext& ctx) override {
-    if (n->num_outputs() < 1 || n->output(0)->dtype() != ir::DType::kFloat) return false;
+    // An omitted optional output is null (found by fuzz/fuzz_model.cc).
+    if (n->num_outputs() < 1 || n->output(0) == nullptr ||
+        n->output(0)->dtype() != ir::DType::kFloat)
+      return false;
     if (is_onnx_op(*n, "Mul")) return from_hard_sigmoid(g, n, removed, ctx);
     if (!is_onnx_op(*n, "Clip") || n->opset() < 6) return false;
     // Clip(x + 3, 0, 6).

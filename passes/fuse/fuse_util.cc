@@ -111,10 +111,17 @@ ir::Node* replace_chain(ir::Graph& g, const std::string& op, const std::string& 
   out->set_dtype(result->dtype());
   out->set_shape(result->shape());
   g.replace_all_uses(result, out);
+  // Values the chain read from outside it: its own intermediate values are freed with their nodes
+  // below, and must not be looked at afterwards (ASan caught drop_if_unused reading a freed Value
+  // in fuse-conv-activation on every shared conv model; found by fuzz/fuzz_model.cc's shared-model
+  // run).
+  std::unordered_set<const ir::Value*> internal;
+  for (ir::Node* r : replaced)
+    for (ir::Value* v : r->outputs()) internal.insert(v);
   std::vector<ir::Value*> read;
   for (ir::Node* r : replaced) {
     for (ir::Value* v : r->inputs())
-      if (v != nullptr) read.push_back(v);
+      if (v != nullptr && internal.count(v) == 0) read.push_back(v);
     removed.insert(r);
   }
   fused->set_name(replaced.front()->name());
