@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <string_view>
+#include <unordered_map>
 
 namespace xopt::planner {
 
@@ -149,16 +151,38 @@ Result<MemoryPlan> plan_from_json(const std::string& text) {
 }
 
 Status check_plan(const MemoryPlan& plan) {
-  // Root of each alias chain: aliases share their root's bytes by design.
-  auto root_of = [&](const PlannedValue& v) {
+  // Values by name, and the root of each alias chain (aliases share their root's bytes by design),
+  // each computed once: a chain of in-place ops is as long as the graph (a 10^4-node chain passed
+  // the old 1000-step limit and its values were reported as overlapping), and looking names up
+  // one by one made the check quadratic.
+  std::unordered_map<std::string_view, const PlannedValue*> by_name;
+  by_name.reserve(plan.values.size());
+  for (const auto& v : plan.values) by_name.emplace(v.name, &v);
+  auto find = [&](const std::string& name) -> const PlannedValue* {
+    auto it = by_name.find(name);
+    return it == by_name.end() ? nullptr : it->second;
+  };
+  std::unordered_map<const PlannedValue*, const PlannedValue*> roots;
+  roots.reserve(plan.values.size());
+  for (const auto& v : plan.values) {
+    std::vector<const PlannedValue*> path;
     const PlannedValue* cur = &v;
-    for (int guard = 0; !cur->alias_of.empty() && guard < 1000; ++guard) {
-      const PlannedValue* next = plan.find(cur->alias_of);
-      if (next == nullptr) break;
+    while (!cur->alias_of.empty() && roots.count(cur) == 0) {
+      path.push_back(cur);
+      if (path.size() > plan.values.size())
+        return invalid_model("memory plan: value '" + v.name + "' aliases itself through a cycle");
+      const PlannedValue* next = find(cur->alias_of);
+      if (next == nullptr)
+        return invalid_model("memory plan: value '" + cur->name + "' aliases '" + cur->alias_of +
+                             "', which the plan does not hold");
       cur = next;
     }
-    return cur;
-  };
+    auto known = roots.find(cur);
+    const PlannedValue* root = known == roots.end() ? cur : known->second;
+    for (const PlannedValue* p : path) roots[p] = root;
+    roots[cur] = root;
+  }
+  auto root_of = [&](const PlannedValue& v) { return roots.at(&v); };
   // A plan read from a file may lie: every number is checked before an executor trusts it.
   if (plan.alignment == 0 || (plan.alignment & (plan.alignment - 1)) != 0)
     return invalid_model("memory plan: alignment " + std::to_string(plan.alignment) +
@@ -182,7 +206,7 @@ Status check_plan(const MemoryPlan& plan) {
   }
   for (const auto& v : plan.values) {
     if (!v.alias_of.empty()) {
-      const PlannedValue* r = plan.find(v.alias_of);
+      const PlannedValue* r = find(v.alias_of);
       if (r == nullptr)
         return invalid_model("memory plan: value '" + v.name + "' aliases '" + v.alias_of +
                              "', which the plan does not hold");
