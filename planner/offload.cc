@@ -309,10 +309,12 @@ std::string offload_text(const OffloadPlan& p, bool weights) {
   out = buf;
   if (weights)
     for (const OffloadedWeight& w : p.weights) {
+      const std::string when = w.prefetch_step == 0
+                                   ? std::string("copy at the start")
+                                   : "copy after step " + std::to_string(w.prefetch_step - 1);
       std::snprintf(buf, sizeof buf,
-                    "  %-40s %10zu bytes at staging +%-10zu copy after step %d, read at steps "
-                    "%d..%d (%.3f ms)\n",
-                    w.name.c_str(), w.bytes, w.offset, w.prefetch_step - 1, w.first_use, w.last_use,
+                    "  %-40s %10zu bytes at staging +%-10zu %s, read at steps %d..%d (%.3f ms)\n",
+                    w.name.c_str(), w.bytes, w.offset, when.c_str(), w.first_use, w.last_use,
                     w.copy_ms);
       out += buf;
     }
