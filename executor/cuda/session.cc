@@ -73,6 +73,7 @@ struct Session::Impl {
   Footprint footprint;
   cudaStream_t stream = nullptr;
   Handles handles;
+  bool owns_stream = true;  // false: the shared arena's stream and handles
   cudaEvent_t start = nullptr, stop = nullptr;
   DeviceBuffer params, arena, workspace, io;
   std::shared_ptr<SharedDeviceArena> shared;  // when set, its arena and workspace are used
@@ -156,9 +157,11 @@ struct Session::Impl {
     if (graph_exec != nullptr) cudaGraphExecDestroy(graph_exec);
     if (start != nullptr) cudaEventDestroy(start);
     if (stop != nullptr) cudaEventDestroy(stop);
-    if (handles.cudnn != nullptr) cudnnDestroy(handles.cudnn);
-    if (handles.lt != nullptr) cublasLtDestroy(handles.lt);
-    if (stream != nullptr) cudaStreamDestroy(stream);
+    if (owns_stream) {  // else the shared arena's, destroyed with it
+      if (handles.cudnn != nullptr) cudnnDestroy(handles.cudnn);
+      if (handles.lt != nullptr) cublasLtDestroy(handles.lt);
+      if (stream != nullptr) cudaStreamDestroy(stream);
+    }
   }
 
   // The whole inference, in order: inputs in, every launch, outputs out.
@@ -335,10 +338,17 @@ Result<std::unique_ptr<Session>> Session::create(const ir::Model& model,
   XOPT_CUDA_RETURN_IF_ERROR(cudaDriverGetVersion(&fp.device.driver_version));
   XOPT_CUDA_RETURN_IF_ERROR(cudaRuntimeGetVersion(&fp.device.runtime_version));
   fp.device.cudnn_version = cudnnGetVersion();
-  XOPT_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&impl->stream, cudaStreamNonBlocking));
-  XOPT_CUDNN_RETURN_IF_ERROR(cudnnCreate(&impl->handles.cudnn));
-  XOPT_CUDNN_RETURN_IF_ERROR(cudnnSetStream(impl->handles.cudnn, impl->stream));
-  XOPT_CUBLAS_RETURN_IF_ERROR(cublasLtCreate(&impl->handles.lt));
+  if (options.shared_arena) {  // the group's stream and handles: created once, for every member
+    impl->stream = options.shared_arena->stream();
+    impl->handles = options.shared_arena->handles();
+    impl->owns_stream = false;
+    impl->shared = options.shared_arena;  // keeps them alive while this session lives
+  } else {
+    XOPT_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&impl->stream, cudaStreamNonBlocking));
+    XOPT_CUDNN_RETURN_IF_ERROR(cudnnCreate(&impl->handles.cudnn));
+    XOPT_CUDNN_RETURN_IF_ERROR(cudnnSetStream(impl->handles.cudnn, impl->stream));
+    XOPT_CUBLAS_RETURN_IF_ERROR(cublasLtCreate(&impl->handles.lt));
+  }
   XOPT_CUDA_RETURN_IF_ERROR(cudaEventCreate(&impl->start));
   XOPT_CUDA_RETURN_IF_ERROR(cudaEventCreate(&impl->stop));
   XOPT_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(impl->stream));

@@ -1,5 +1,7 @@
 #include "executor/cuda/shared_arena.h"
 
+#include "executor/cuda/check.h"
+
 namespace xopt::cuda {
 
 Result<std::shared_ptr<SharedDeviceArena>> SharedDeviceArena::create(
@@ -10,7 +12,18 @@ Result<std::shared_ptr<SharedDeviceArena>> SharedDeviceArena::create(
                         DeviceBuffer::allocate(shared.arena_bytes, "shared activation arena"));
   XOPT_ASSIGN_OR_RETURN(a->workspace_,
                         DeviceBuffer::allocate(shared.workspace_bytes, "shared workspace"));
+  XOPT_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&a->stream_, cudaStreamNonBlocking));
+  XOPT_CUDNN_RETURN_IF_ERROR(cudnnCreate(&a->handles_.cudnn));
+  XOPT_CUDNN_RETURN_IF_ERROR(cudnnSetStream(a->handles_.cudnn, a->stream_));
+  XOPT_CUBLAS_RETURN_IF_ERROR(cublasLtCreate(&a->handles_.lt));
   return a;
+}
+
+SharedDeviceArena::~SharedDeviceArena() {
+  if (stream_ != nullptr) cudaStreamSynchronize(stream_);
+  if (handles_.cudnn != nullptr) cudnnDestroy(handles_.cudnn);
+  if (handles_.lt != nullptr) cublasLtDestroy(handles_.lt);
+  if (stream_ != nullptr) cudaStreamDestroy(stream_);
 }
 
 }  // namespace xopt::cuda
