@@ -55,22 +55,27 @@ Result<std::vector<BreakdownBar>> shared_arena_bars(const std::vector<const ir::
   std::vector<const planner::MemoryPlan*> ptrs;
   ptrs.reserve(plans.size());
   for (const planner::MemoryPlan& p : plans) ptrs.push_back(&p);
-  const planner::SharedArenaFigures f = planner::shared_arena_figures(*group, ptrs);
+  return shared_arena_bars(*group, ptrs);
+}
+
+std::vector<BreakdownBar> shared_arena_bars(const planner::SharedArena& group,
+                                            const std::vector<const planner::MemoryPlan*>& plans) {
+  const planner::SharedArenaFigures f = planner::shared_arena_figures(group, plans);
   BreakdownBar separate{"separate (sum of " + std::to_string(plans.size()) + ")", {}};
-  for (const planner::MemoryPlan& p : plans) {
-    separate.breakdown.cuda_context += p.breakdown.cuda_context;
-    separate.breakdown.parameters += p.breakdown.parameters;
-    separate.breakdown.activations += p.breakdown.activations;
-    separate.breakdown.workspace += p.breakdown.workspace;
-    separate.breakdown.cuda_context_estimated &= p.breakdown.cuda_context_estimated;
+  for (const planner::MemoryPlan* p : plans) {
+    separate.breakdown.cuda_context += p->breakdown.cuda_context;
+    separate.breakdown.parameters += p->breakdown.parameters;
+    separate.breakdown.activations += p->breakdown.activations;
+    separate.breakdown.workspace += p->breakdown.workspace;
+    separate.breakdown.cuda_context_estimated &= p->breakdown.cuda_context_estimated;
   }
-  BreakdownBar shared{"shared arena '" + group->id + "'", {}};
+  BreakdownBar shared{"shared arena '" + group.id + "'", {}};
   shared.breakdown.cuda_context = f.context;
   shared.breakdown.cuda_context_estimated = separate.breakdown.cuda_context_estimated;
   shared.breakdown.parameters = f.parameters;
-  shared.breakdown.activations = group->arena_bytes;
-  shared.breakdown.workspace = group->workspace_bytes;
-  return std::vector<BreakdownBar>{separate, shared};
+  shared.breakdown.activations = group.arena_bytes;
+  shared.breakdown.workspace = group.workspace_bytes;
+  return {separate, shared};
 }
 
 Result<std::vector<BreakdownBar>> breakdown_sweep(const ir::Model& m, const std::string& label,

@@ -8,6 +8,7 @@
 #include "common/status.h"
 #include "ir/graph.h"
 #include "planner/memory_plan.h"
+#include "planner/shared_arena.h"
 
 namespace xopt::viz {
 
@@ -28,6 +29,9 @@ Result<BreakdownBar> breakdown_bar(const ir::Model& m, const std::string& label)
 // the group ("shared": one context, every parameter, the largest arena and workspace). Empty when
 // the models do not form one group.
 Result<std::vector<BreakdownBar>> shared_arena_bars(const std::vector<const ir::Model*>& models);
+// The same two bars from the group's record and its members' plans.
+std::vector<BreakdownBar> shared_arena_bars(const planner::SharedArena& group,
+                                            const std::vector<const planner::MemoryPlan*>& plans);
 // One bar per batch: the model planned again at each (planner::plan_at_batch with the stored
 // plan's alignment and I/O placement; a static leading dim is rebound too), the CUDA context taken
 // from the stored plan (measured or estimated).

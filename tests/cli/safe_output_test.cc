@@ -127,8 +127,9 @@ TEST(SafeOutput, ReportsAreWholeOrAbsent) {
     for (const auto& e : fs::recursive_directory_iterator(dir.path())) {
       const std::string name = e.path().filename().string();
       EXPECT_EQ(name.find(".tmp"), std::string::npos) << e.path();
-      if (name == "stats.json" || name == "report.json")
+      if (name == "stats.json" || name == "report.json") {
         EXPECT_TRUE(nlohmann::json::accept(test::read_file(e.path().string()))) << e.path();
+      }
       if (name == "out.onnx") {
         onnx::ModelProto m;
         EXPECT_TRUE(m.ParseFromString(test::read_file(e.path().string())));

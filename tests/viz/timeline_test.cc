@@ -4,6 +4,9 @@
 #include <cstdlib>
 
 #include "planner/annotate.h"
+#include "planner/offload.h"
+#include "planner/planner.h"
+#include "planner/shared_arena.h"
 #include "tests/util/test_util.h"
 #include "tests/viz/viz_test_util.h"
 #include "viz/breakdown.h"
@@ -105,6 +108,62 @@ TEST(Breakdown, OneBarOfFourBucketsPerModelEstimateHatched) {
   EXPECT_EQ(Xml::attr(buckets[0], "fill"), "url(#bd-hatch)");
   EXPECT_NE(Xml::attr(buckets[4], "fill"), "url(#bd-hatch)");
   EXPECT_EQ(Xml::attr(buckets[1], "data-bytes"), std::to_string(40 << 20));
+}
+
+// Parameter offload: the model's bar counts only the resident weights on the device, then the
+// staging region, then (after a gap) the weights held in pinned host memory.
+TEST(Breakdown, OffloadDrawsStagingAndHostSegments) {
+  XOPT_REQUIRE_SHARED(shared);
+  auto o = test::optimize(test::shared_model_path("resnet18"), "fold,fuse,plan");
+  ASSERT_TRUE(o.plan.has_value());
+  const ir::Graph& g = *o.model.graph;
+  planner::OffloadOptions oo;
+  oo.budget = planner::device_bytes_without_offload(g, *o.plan) - (size_t{16} << 20);
+  auto order = planner::resolve_node_order(g, *o.plan);
+  ASSERT_TRUE(order.is_ok());
+  auto sched = planner::offload_plan(g, *order, *o.plan, oo);
+  ASSERT_TRUE(sched.is_ok()) << sched.status().message();
+  ASSERT_FALSE(sched->weights.empty());
+  planner::write_offload(o.model, *sched);
+  auto bar = viz::breakdown_bar(o.model, "resnet18");
+  ASSERT_TRUE(bar.is_ok()) << bar.status().message();
+  EXPECT_EQ(bar->breakdown.parameters, sched->resident_parameters);
+  EXPECT_EQ(bar->staging, sched->staging_bytes);
+  EXPECT_EQ(bar->offloaded, sched->offloaded_bytes);
+  Xml x(viz::breakdown_svg({*bar}));
+  ASSERT_TRUE(x.ok());
+  auto staging = x.select("//svg:rect[@data-bucket='staging']");
+  auto host = x.select("//svg:rect[@data-bucket='host']");
+  ASSERT_EQ(staging.size(), 1u);
+  ASSERT_EQ(host.size(), 1u);
+  EXPECT_EQ(Xml::attr(host[0], "data-bytes"), std::to_string(sched->offloaded_bytes));
+  EXPECT_EQ(Xml::attr(host[0], "fill"), "url(#bd-host)");
+}
+
+// Models that share one arena: a bar of the members summed and a bar of the group, whose total is
+// the shared-arena formula.
+TEST(Breakdown, SharedArenaSeparateAndSharedBars) {
+  planner::MemoryPlan a, b;
+  auto set = [](planner::MemoryPlan& p, size_t params, size_t arena, size_t ws) {
+    p.breakdown.cuda_context = 500;
+    p.breakdown.parameters = params;
+    p.breakdown.activations = arena;
+    p.breakdown.workspace = ws;
+  };
+  set(a, 40, 10, 4);
+  set(b, 7, 30, 1);
+  a.arena_bytes = 10;
+  a.workspace_bytes = 4;
+  b.arena_bytes = 30;
+  b.workspace_bytes = 1;
+  auto group = planner::share_arena({"a", "b"}, {&a, &b});
+  ASSERT_TRUE(group.is_ok());
+  const auto bars = viz::shared_arena_bars(*group, {&a, &b});
+  ASSERT_EQ(bars.size(), 2u);
+  EXPECT_EQ(bars[0].breakdown.total(), size_t{500 + 40 + 10 + 4 + 500 + 7 + 30 + 1});
+  EXPECT_EQ(bars[1].breakdown.total(), size_t{500 + 47 + 30 + 4});
+  EXPECT_EQ(bars[1].breakdown.total(),
+            planner::shared_arena_figures(*group, {&a, &b}).shared_total);
 }
 
 // A batch sweep: one bar per batch, the arena growing with it, the stored plan's measured context

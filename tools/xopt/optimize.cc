@@ -572,7 +572,8 @@ std::function<int()> setup_optimize(CLI::App& app) {
                  "Plan these models (and the positional one) to run one at a time on one GPU in "
                  "one shared activation arena and workspace: each output records the group, and "
                  "the shared total (parameters + largest arena + largest workspace + one context) "
-                 "is printed next to the separate ones (--report DIR: DIR/shared_arena.json)")
+                 "is printed next to the separate ones (--report DIR: DIR/shared_arena.json and "
+                 "DIR/shared_arena.html, separate vs shared bars)")
       ->expected(1, -1);
   app.add_flag("--workspace-in-arena", o->workspace_in_arena,
                "Plan each node's workspace as a value of the arena, live at that node's step "

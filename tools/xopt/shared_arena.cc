@@ -12,6 +12,7 @@
 #include "planner/report.h"
 #include "planner/shared_arena.h"
 #include "tools/xopt/command.h"
+#include "viz/breakdown.h"
 
 namespace xopt::tool {
 namespace {
@@ -124,6 +125,16 @@ int finish_shared_arena(const std::vector<std::string>& models,
     if (!write_file_atomically(path, j.dump(2) + "\n").is_ok())
       return report_error(kExitBadModel, path + ": cannot write");
     if (!quiet) std::printf("wrote %s\n", path.c_str());
+    // The bars: each member alone, the members summed, the group.
+    std::vector<viz::BreakdownBar> bars;
+    for (size_t i = 0; i < names.size(); ++i) bars.push_back({names[i], plans[i].breakdown});
+    for (viz::BreakdownBar& b : viz::shared_arena_bars(*shared, ptrs)) bars.push_back(std::move(b));
+    const std::string html = (fs::path(report_dir) / "shared_arena.html").string();
+    auto page = viz::breakdown_file(bars, html);
+    if (!page.is_ok()) return report(page.status());
+    if (!write_file_atomically(html, *page).is_ok())
+      return report_error(kExitBadModel, html + ": cannot write");
+    if (!quiet) std::printf("wrote %s\n", html.c_str());
   }
   return kExitOk;
 }
