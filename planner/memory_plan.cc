@@ -1,6 +1,7 @@
 #include "planner/memory_plan.h"
 
 #include <algorithm>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <string_view>
 #include <unordered_map>
@@ -190,7 +191,9 @@ Status check_plan(const MemoryPlan& plan) {
   const int64_t steps = static_cast<int64_t>(plan.node_order.size());
   size_t end = 0;
   for (const auto& v : plan.values) {
-    if (v.first_step < -1 || v.first_step > v.last_step || v.last_step >= steps)
+    // A plan that names no node order (version 1 documents may not) bounds the steps by the
+    // values alone; executors then check the steps against the graph's own order.
+    if (v.first_step < -1 || v.first_step > v.last_step || (steps > 0 && v.last_step >= steps))
       return invalid_model("memory plan: value '" + v.name + "' is live over steps " +
                            std::to_string(v.first_step) + ".." + std::to_string(v.last_step) +
                            ", outside the plan's steps -1.." + std::to_string(steps - 1));
@@ -240,11 +243,22 @@ Status check_plan(const MemoryPlan& plan) {
           std::to_string(std::min(a->offset + a->size, b->offset + b->size)) + ")");
     }
   }
-  // The arena an executor allocates is no larger than the values need (rounded to the alignment).
+  // The arena an executor allocates is bounded by its values: no larger than where they end, or
+  // than all of them side by side (a plan may leave bytes unused, e.g. a value made an alias after
+  // planning; a lying one cannot ask for more than its values could ever take).
   const size_t needed = (end + plan.alignment - 1) / plan.alignment * plan.alignment;
-  if (plan.arena_bytes > needed)
+  size_t side_by_side = 0;
+  for (const PlannedValue& v : plan.values) {
+    if (v.size > std::numeric_limits<size_t>::max() - side_by_side) {
+      side_by_side = std::numeric_limits<size_t>::max();
+      break;
+    }
+    side_by_side += v.size;
+  }
+  if (plan.arena_bytes > std::max(needed, side_by_side))
     return invalid_model("memory plan: arena of " + std::to_string(plan.arena_bytes) +
-                         " bytes, but its values end at byte " + std::to_string(end));
+                         " bytes, but its values end at byte " + std::to_string(end) +
+                         " and take " + std::to_string(side_by_side) + " bytes side by side");
   return Status::ok();
 }
 

@@ -436,17 +436,14 @@ int run_optimize(const OptimizeOptions& o) {
     planner::write_offload(model, *offload);
   }
 
-  // The statistics go first, so that a failure to write either leaves neither behind.
+  // Every output is written whole or not at all (common/atomic_file.h): the model first, then the
+  // statistics, so a model that cannot be written leaves the previous statistics as they were.
+  progress.step("writing " + out);
+  st = ir::save_model(model, out, save);
+  if (!st.is_ok()) return report(st, out);
   if (!o.stats_json.empty()) {
     st = write_text_file(o.stats_json, passes::stats_to_json(stats).dump(2) + "\n");
     if (!st.is_ok()) return report(st);
-  }
-  progress.step("writing " + out);
-  st = ir::save_model(model, out, save);
-  if (!st.is_ok()) {
-    std::error_code ec;
-    if (!o.stats_json.empty()) fs::remove(o.stats_json, ec);
-    return report(st, out);
   }
   progress.done();
   if (!o.quiet) std::fputs(passes::stats_table(stats).c_str(), stderr);
