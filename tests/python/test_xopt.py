@@ -429,8 +429,32 @@ def test_model_over_2gib_round_trips_through_external_data(tmp_path):
 
 
 def test_stub_names_the_public_api():
-    stub = open(os.path.join(os.path.dirname(xopt.__file__), "__init__.pyi")).read()
+    # The stub declares every public name, and each function's parameters match the module's.
+    import ast
+    import inspect
+    tree = ast.parse(open(os.path.join(os.path.dirname(xopt.__file__), "__init__.pyi")).read())
+    declared = {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            declared[node.name] = node
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            declared[node.target.id] = node
+        elif isinstance(node, ast.Assign):
+            for t in node.targets:
+                if isinstance(t, ast.Name):
+                    declared[t.id] = node
+        elif isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                declared[alias.asname or alias.name] = node
     for name in xopt.__all__:
-        assert name in stub, name
+        assert name in declared, name
+        node, obj = declared[name], getattr(xopt, name)
+        if isinstance(node, ast.FunctionDef) and inspect.isfunction(obj):
+            stub_params = [a.arg for a in node.args.args + node.args.kwonlyargs]
+            if node.args.vararg:
+                stub_params.append(node.args.vararg.arg)
+            if node.args.kwarg:
+                stub_params.append(node.args.kwarg.arg)
+            assert stub_params == list(inspect.signature(obj).parameters), name
     for name in ("optimize", "plan_info", "validate", "Session", "main", "viz"):
         assert getattr(xopt, name).__doc__ or name == "viz"
