@@ -69,7 +69,7 @@ std::vector<BreakdownBar> shared_arena_bars(const planner::SharedArena& group,
     separate.breakdown.workspace += p->breakdown.workspace;
     separate.breakdown.cuda_context_estimated &= p->breakdown.cuda_context_estimated;
   }
-  BreakdownBar shared{"shared arena '" + group.id + "'", {}};
+  BreakdownBar shared{"shared (" + std::to_string(plans.size()) + " models, one arena)", {}};
   shared.breakdown.cuda_context = f.context;
   shared.breakdown.cuda_context_estimated = separate.breakdown.cuda_context_estimated;
   shared.breakdown.parameters = f.parameters;
@@ -100,7 +100,7 @@ Result<std::vector<BreakdownBar>> breakdown_sweep(const ir::Model& m, const std:
 }
 
 std::string breakdown_svg(const std::vector<BreakdownBar>& bars, const std::string& title) {
-  const double left = 200, right = 30, bar_h = 30, gap = 22, top = 62, width = 900;
+  const double left = 200, right = 30, bar_h = 30, gap = 22, width = 900;
   size_t most = 1;
   bool any_offload = false;
   for (const auto& b : bars) {
@@ -108,6 +108,26 @@ std::string breakdown_svg(const std::vector<BreakdownBar>& bars, const std::stri
     most = std::max(most, b.breakdown.total() + b.staging + b.offloaded);
     any_offload = any_offload || b.staging + b.offloaded > 0;
   }
+  // The legend's entries, laid out in rows that fit the width; the bars start below them.
+  std::vector<std::pair<std::string, std::string>> entries = {
+      {kBuckets[0].colour, "CUDA context (measured)"},
+      {"url(#bd-hatch)", "CUDA context (estimate)"}};
+  for (int k = 1; k < 4; ++k) entries.emplace_back(kBuckets[k].colour, kBuckets[k].name);
+  if (any_offload) {
+    entries.emplace_back(kStaging, "offload staging");
+    entries.emplace_back("url(#bd-host)", "offloaded weights (host)");
+  }
+  auto entry_width = [](const std::string& name) {
+    return 34 + 6.3 * static_cast<double>(name.size());
+  };
+  std::vector<std::pair<double, double>> at;  // x, y of each entry
+  double lx = 10, ly = 30;
+  for (const auto& e : entries) {
+    if (lx > 10 && lx + entry_width(e.second) > width - 10) lx = 10, ly += 20;
+    at.emplace_back(lx, ly);
+    lx += entry_width(e.second);
+  }
+  const double top = ly + 32;
   const double scale = (width - left - right) / static_cast<double>(most);
   const double height = top + static_cast<double>(bars.size()) * (bar_h + gap) + 30;
   std::string svg = format(
@@ -125,22 +145,13 @@ std::string breakdown_svg(const std::vector<BreakdownBar>& bars, const std::stri
       "stroke=\"#6a51a3\" stroke-width=\"2\"/></pattern></defs>\n";
   svg += "<text x=\"10\" y=\"18\" font-size=\"13\" font-weight=\"bold\">" +
          xml_escape(title.empty() ? std::string("memory breakdown") : title) + "</text>\n";
-  double lx = 10;
-  auto legend = [&](const std::string& fill, const std::string& name) {
+  for (size_t i = 0; i < entries.size(); ++i)
     svg += format(
-               "<rect x=\"%.1f\" y=\"30\" width=\"14\" height=\"14\" fill=\"%s\" "
-               "stroke=\"#444\" stroke-width=\"0.5\"/><text x=\"%.1f\" y=\"41\">",
-               lx, fill.c_str(), lx + 18) +
-           xml_escape(name) + "</text>";
-    lx += 34 + 6.3 * static_cast<double>(name.size());
-  };
-  legend(kBuckets[0].colour, "CUDA context (measured)");
-  legend("url(#bd-hatch)", "CUDA context (estimate)");
-  for (int k = 1; k < 4; ++k) legend(kBuckets[k].colour, kBuckets[k].name);
-  if (any_offload) {
-    legend(kStaging, "offload staging");
-    legend("url(#bd-host)", "offloaded weights (host)");
-  }
+               "<rect x=\"%.1f\" y=\"%.1f\" width=\"14\" height=\"14\" fill=\"%s\" "
+               "stroke=\"#444\" stroke-width=\"0.5\"/><text x=\"%.1f\" y=\"%.1f\">",
+               at[i].first, at[i].second, entries[i].first.c_str(), at[i].first + 18,
+               at[i].second + 11) +
+           xml_escape(entries[i].second) + "</text>";
   svg += "\n";
   for (size_t i = 0; i < bars.size(); ++i) {
     const planner::Breakdown& b = bars[i].breakdown;
