@@ -1,5 +1,7 @@
 #include "ir/onnx_io.h"
 
+#include "ir/subgraph.h"
+
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -92,27 +94,6 @@ void sync_type(const Value* v, onnx::ValueInfoProto& info) {
   } else {
     tt->clear_shape();
   }
-}
-
-// Names a subgraph reads from enclosing scopes (used but not defined inside it, recursively).
-void collect_outer_refs(const onnx::GraphProto& g, std::unordered_set<std::string> defined,
-                        std::vector<std::string>& out, std::set<std::string>& seen) {
-  for (const auto& i : g.input()) defined.insert(i.name());
-  for (const auto& i : g.initializer()) defined.insert(i.name());
-  for (const auto& i : g.sparse_initializer()) defined.insert(i.values().name());
-  for (const auto& n : g.node())
-    for (const auto& o : n.output()) defined.insert(o);
-  auto use = [&](const std::string& name) {
-    if (!name.empty() && !defined.count(name) && seen.insert(name).second) out.push_back(name);
-  };
-  for (const auto& n : g.node()) {
-    for (const auto& i : n.input()) use(i);
-    for (const auto& a : n.attribute()) {
-      if (a.has_g()) collect_outer_refs(a.g(), defined, out, seen);
-      for (const auto& sg : a.graphs()) collect_outer_refs(sg, defined, out, seen);
-    }
-  }
-  for (const auto& o : g.output()) use(o.name());
 }
 
 }  // namespace
@@ -234,8 +215,8 @@ Result<Model> ModelIO::from_proto(onnx::ModelProto proto, const std::string& bas
     std::vector<std::string> refs;
     std::set<std::string> seen;
     for (const auto& a : n->attrs_) {
-      if (a.has_g()) collect_outer_refs(a.g(), {}, refs, seen);
-      for (const auto& sg : a.graphs()) collect_outer_refs(sg, {}, refs, seen);
+      if (a.has_g()) collect_outer_reads(a.g(), {}, refs, seen);
+      for (const auto& sg : a.graphs()) collect_outer_reads(sg, {}, refs, seen);
     }
     for (const auto& r : refs) {
       Value* v = g.get_or_create_value(r);

@@ -11,28 +11,6 @@ namespace xopt::ir {
 
 namespace {
 
-// Names `g` reads from enclosing scopes (used but not defined inside it, recursively), in first-use
-// order.
-void outer_reads(const onnx::GraphProto& g, std::unordered_set<std::string> defined,
-                 std::vector<std::string>& out, std::set<std::string>& seen) {
-  for (const auto& i : g.input()) defined.insert(i.name());
-  for (const auto& i : g.initializer()) defined.insert(i.name());
-  for (const auto& i : g.sparse_initializer()) defined.insert(i.values().name());
-  for (const auto& n : g.node())
-    for (const auto& o : n.output()) defined.insert(o);
-  auto use = [&](const std::string& name) {
-    if (!name.empty() && !defined.count(name) && seen.insert(name).second) out.push_back(name);
-  };
-  for (const auto& n : g.node()) {
-    for (const auto& i : n.input()) use(i);
-    for (const auto& a : n.attribute()) {
-      if (a.has_g()) outer_reads(a.g(), defined, out, seen);
-      for (const auto& sg : a.graphs()) outer_reads(sg, defined, out, seen);
-    }
-  }
-  for (const auto& o : g.output()) use(o.name());
-}
-
 void set_type(const Value& v, onnx::ValueInfoProto& vi) {
   if (!v.is_tensor()) {
     if (v.info().has_type()) *vi.mutable_type() = v.info().type();
@@ -112,7 +90,7 @@ Result<Subgraph> load_subgraph(const Node& node, const onnx::GraphProto& graph,
     for (auto& in : *g->mutable_input())
       if (in.type().has_tensor_type()) in.mutable_type()->mutable_tensor_type()->clear_shape();
   std::set<std::string> seen;
-  outer_reads(graph, {}, sg.outer_names, seen);
+  collect_outer_reads(graph, {}, sg.outer_names, seen);
   std::vector<std::string> outer;
   for (const std::string& name : sg.outer_names) {
     const Value* v = node.graph()->find_value(name);
@@ -168,12 +146,32 @@ void refresh_implicit_inputs(Node& node) {
   std::vector<std::string> names;
   std::set<std::string> seen;
   for (const auto& a : node.attributes()) {
-    if (a.has_g()) outer_reads(a.g(), {}, names, seen);
-    for (const auto& g : a.graphs()) outer_reads(g, {}, names, seen);
+    if (a.has_g()) collect_outer_reads(a.g(), {}, names, seen);
+    for (const auto& g : a.graphs()) collect_outer_reads(g, {}, names, seen);
   }
   std::vector<Value*> values;
   for (const std::string& name : names) values.push_back(node.graph()->get_or_create_value(name));
   node.set_implicit_inputs(values);
+}
+
+void collect_outer_reads(const onnx::GraphProto& g, std::unordered_set<std::string> defined,
+                         std::vector<std::string>& out, std::set<std::string>& seen) {
+  for (const auto& i : g.input()) defined.insert(i.name());
+  for (const auto& i : g.initializer()) defined.insert(i.name());
+  for (const auto& i : g.sparse_initializer()) defined.insert(i.values().name());
+  for (const auto& n : g.node())
+    for (const auto& o : n.output()) defined.insert(o);
+  auto use = [&](const std::string& name) {
+    if (!name.empty() && !defined.count(name) && seen.insert(name).second) out.push_back(name);
+  };
+  for (const auto& n : g.node()) {
+    for (const auto& i : n.input()) use(i);
+    for (const auto& a : n.attribute()) {
+      if (a.has_g()) collect_outer_reads(a.g(), defined, out, seen);
+      for (const auto& sg : a.graphs()) collect_outer_reads(sg, defined, out, seen);
+    }
+  }
+  for (const auto& o : g.output()) use(o.name());
 }
 
 }  // namespace xopt::ir

@@ -7,7 +7,9 @@
 // the subgraph back drops those extra inputs again, so the GraphProto stays valid ONNX.
 #pragma once
 
+#include <set>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "common/status.h"
@@ -51,6 +53,12 @@ onnx::GraphProto subgraph_to_proto(const Subgraph& sg);
 
 // Names of the graph attributes of a node (then_branch, else_branch, body, ...), in order.
 std::vector<std::string> subgraph_attrs(const Node& node);
+
+// Names `g` reads from enclosing scopes (used but not defined inside it, recursively), appended to
+// `out` in first-use order; `defined` holds names already defined around it, `seen` the names
+// already reported. The loader (onnx_io.cc) and load_subgraph share it.
+void collect_outer_reads(const onnx::GraphProto& g, std::unordered_set<std::string> defined,
+                         std::vector<std::string>& out, std::set<std::string>& seen);
 
 // Rebuilds the implicit inputs of `node` from its subgraph attributes, after a pass created the
 // node or rewrote one of them: every outer-scope name they read, resolved in the node's graph.
