@@ -91,7 +91,12 @@ struct Session::Impl {
   std::vector<std::string> node_ops;    // its op type, for profiles
   std::vector<Staging> inputs, outputs;
   cudaGraphExec_t graph_exec = nullptr;
+  // run_device: the launches without the staging copies, captured on first use; the caller's
+  // stream waits for `device_done`, the session's for `caller_ready`.
+  cudaGraphExec_t device_graph_exec = nullptr;
+  cudaEvent_t caller_ready = nullptr, device_done = nullptr;
   bool use_graph = true;
+  size_t host_transfer_bytes = 0;
 
   // Parameter offload (planner/offload.h): weights in pinned host memory, copied into staging on
   // copy_stream. Per step k: the copies that leave before it (after step_done[prefetch - 1], or
@@ -155,6 +160,9 @@ struct Session::Impl {
     if (inference_start != nullptr) cudaEventDestroy(inference_start);
     if (copy_stream != nullptr) cudaStreamDestroy(copy_stream);
     if (graph_exec != nullptr) cudaGraphExecDestroy(graph_exec);
+    if (device_graph_exec != nullptr) cudaGraphExecDestroy(device_graph_exec);
+    if (caller_ready != nullptr) cudaEventDestroy(caller_ready);
+    if (device_done != nullptr) cudaEventDestroy(device_done);
     if (start != nullptr) cudaEventDestroy(start);
     if (stop != nullptr) cudaEventDestroy(stop);
     if (owns_stream) {  // else the shared arena's, destroyed with it
@@ -164,12 +172,14 @@ struct Session::Impl {
     }
   }
 
-  // The whole inference, in order: inputs in, every launch, outputs out.
-  Status enqueue() {
-    for (Staging& s : inputs)
-      if (s.device.nbytes() > 0)
-        XOPT_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(s.device.data, s.host.data(), s.device.nbytes(),
-                                                  cudaMemcpyHostToDevice, stream));
+  // The whole inference, in order: inputs in (from the pinned staging, when `staging`), every
+  // launch, outputs out.
+  Status enqueue(bool staging = true) {
+    if (staging)
+      for (Staging& s : inputs)
+        if (s.device.nbytes() > 0)
+          XOPT_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(s.device.data, s.host.data(), s.device.nbytes(),
+                                                    cudaMemcpyHostToDevice, stream));
     XOPT_RETURN_IF_ERROR(offload_begin());
     for (size_t i = 0; i < launches.size(); ++i) {
       XOPT_RETURN_IF_ERROR(offload_before(i));
@@ -178,21 +188,22 @@ struct Session::Impl {
       if (!st.is_ok()) return st.with_context(node_names[i] + ": ");
       XOPT_RETURN_IF_ERROR(offload_after(i));
     }
-    for (Staging& s : outputs)
-      if (s.device.nbytes() > 0)
-        XOPT_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(s.host.data(), s.device.data, s.device.nbytes(),
-                                                  cudaMemcpyDeviceToHost, stream));
+    if (staging)
+      for (Staging& s : outputs)
+        if (s.device.nbytes() > 0)
+          XOPT_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(s.host.data(), s.device.data, s.device.nbytes(),
+                                                    cudaMemcpyDeviceToHost, stream));
     return Status::ok();
   }
 
-  Status capture() {
+  Status capture(cudaGraphExec_t* exec, bool staging) {
     XOPT_CUDA_RETURN_IF_ERROR(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-    Status st = enqueue();
+    Status st = enqueue(staging);
     cudaGraph_t graph = nullptr;
     cudaError_t end = cudaStreamEndCapture(stream, &graph);
     XOPT_RETURN_IF_ERROR(st.with_context("capturing the CUDA graph: "));
     XOPT_RETURN_IF_ERROR(cuda_status(end, "cudaStreamEndCapture"));
-    cudaError_t inst = cudaGraphInstantiate(&graph_exec, graph, 0);
+    cudaError_t inst = cudaGraphInstantiate(exec, graph, 0);
     cudaGraphDestroy(graph);
     return cuda_status(inst, "cudaGraphInstantiate");
   }
@@ -224,7 +235,60 @@ struct Session::Impl {
     }
     return enqueue();
   }
+  // The launches alone (run_device: the caller's tensors are copied in and out around them).
+  Status launch_without_staging() {
+    if (!use_graph) return enqueue(false);
+    if (device_graph_exec == nullptr) XOPT_RETURN_IF_ERROR(capture(&device_graph_exec, false));
+    XOPT_CUDA_RETURN_IF_ERROR(cudaGraphLaunch(device_graph_exec, stream));
+    return Status::ok();
+  }
 };
+
+namespace {
+
+// Why a tensor of `dtype` and `dims` cannot be the planned input `spec`, or ok.
+Status check_input(const IoSpec& spec, ir::DType dtype, const std::vector<int64_t>& dims) {
+  if (dtype != spec.dtype)
+    return invalid_argument("input '" + spec.name + "' is " + std::string(ir::dtype_name(dtype)) +
+                            " but the plan has " + std::string(ir::dtype_name(spec.dtype)));
+  if (dims == spec.dims) return Status::ok();
+  std::string which;
+  for (size_t i = 0; i < std::min(dims.size(), spec.dims.size()); ++i)
+    if (dims[i] != spec.dims[i]) {
+      which = " (dim " + std::to_string(i) + " is " + std::to_string(dims[i]) + ", not " +
+              std::to_string(spec.dims[i]) + ")";
+      break;
+    }
+  return invalid_argument("input '" + spec.name + "' has shape " + ir::Shape::of(dims).to_string() +
+                          " but the model was planned for " + ir::Shape::of(spec.dims).to_string() +
+                          which);
+}
+
+IoSpec spec_of(const Staging& s) {
+  return {s.name, s.device.dtype, s.device.dims};
+}
+
+// Whether `p` is host memory (pageable or pinned) as CUDA sees it; an error for device memory of
+// another GPU than the current one.
+Result<bool> is_host_pointer(const void* p, const std::string& what) {
+  cudaPointerAttributes attr{};
+  XOPT_CUDA_RETURN_IF_ERROR(cudaPointerGetAttributes(&attr, p));
+  if (attr.type == cudaMemoryTypeUnregistered || attr.type == cudaMemoryTypeHost) return true;
+  int current = 0;
+  XOPT_CUDA_RETURN_IF_ERROR(cudaGetDevice(&current));
+  if (attr.device != current)
+    return invalid_argument(what + " is on GPU " + std::to_string(attr.device) +
+                            " but the session runs on GPU " + std::to_string(current));
+  return false;
+}
+
+}  // namespace
+
+size_t IoSpec::nbytes() const {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  return static_cast<size_t>(n) * ir::dtype_size(dtype);
+}
 
 Result<size_t> Session::device_memory_used() {
   size_t free_bytes = 0, total = 0;
@@ -624,7 +688,7 @@ Result<std::unique_ptr<Session>> Session::create(const ir::Model& model,
     impl->outputs.push_back(std::move(s));
   }
 
-  if (impl->use_graph) XOPT_RETURN_IF_ERROR(impl->capture());
+  if (impl->use_graph) XOPT_RETURN_IF_ERROR(impl->capture(&impl->graph_exec, true));
   // Warm-up: the first run loads kernels lazily; what the device uses beyond our regions then is
   // the context's true cost.
   {
@@ -657,23 +721,9 @@ Result<std::vector<ir::Tensor>> Session::run(const std::map<std::string, ir::Ten
                               std::string(ir::dtype_name(in.device.dtype)) + " " +
                               ir::Shape::of(in.device.dims).to_string() + ")");
     const ir::Tensor& t = it->second;
-    if (t.dtype() != in.device.dtype)
-      return invalid_argument("input '" + in.name + "' is " +
-                              std::string(ir::dtype_name(t.dtype())) + " but the plan has " +
-                              std::string(ir::dtype_name(in.device.dtype)));
-    if (t.dims() != in.device.dims) {
-      std::string which;
-      for (size_t i = 0; i < std::min(t.rank(), in.device.dims.size()); ++i)
-        if (t.dims()[i] != in.device.dims[i]) {
-          which = " (dim " + std::to_string(i) + " is " + std::to_string(t.dims()[i]) + ", not " +
-                  std::to_string(in.device.dims[i]) + ")";
-          break;
-        }
-      return invalid_argument(
-          "input '" + in.name + "' has shape " + ir::Shape::of(t.dims()).to_string() +
-          " but the model was planned for " + ir::Shape::of(in.device.dims).to_string() + which);
-    }
+    XOPT_RETURN_IF_ERROR(check_input(spec_of(in), t.dtype(), t.dims()));
     if (t.nbytes() > 0) std::memcpy(in.host.data(), t.raw_data(), t.nbytes());
+    s.host_transfer_bytes += t.nbytes();
   }
   Impl::Claim claim(s.shared.get());
   if (s.shared && !claim.held()) return s.claim_error();
@@ -686,6 +736,7 @@ Result<std::vector<ir::Tensor>> Session::run(const std::map<std::string, ir::Ten
   for (Staging& out : s.outputs) {
     ir::Tensor t(out.device.dtype, out.device.dims);
     if (t.nbytes() > 0) std::memcpy(t.mutable_raw_data(), out.host.data(), t.nbytes());
+    s.host_transfer_bytes += t.nbytes();
     results.push_back(std::move(t));
   }
   if (timing != nullptr) {
@@ -694,6 +745,111 @@ Result<std::vector<ir::Tensor>> Session::run(const std::map<std::string, ir::Ten
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   }
   return results;
+}
+
+Status Session::run_device(const std::vector<TensorRef>& inputs,
+                           const std::vector<TensorRef>& outputs, void* stream, RunTiming* timing) {
+  Impl& s = *impl_;
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<const TensorRef*> in_of(s.inputs.size(), nullptr);
+  for (const TensorRef& r : inputs) {
+    size_t i = 0;
+    while (i < s.inputs.size() && s.inputs[i].name != r.name) ++i;
+    if (i == s.inputs.size())
+      return invalid_argument("'" + r.name + "' is not an input of the graph");
+    if (in_of[i] != nullptr) return invalid_argument("input '" + r.name + "' is given twice");
+    in_of[i] = &r;
+  }
+  for (size_t i = 0; i < s.inputs.size(); ++i) {
+    const IoSpec spec = spec_of(s.inputs[i]);
+    if (in_of[i] == nullptr)
+      return invalid_argument("input '" + spec.name + "' is not given (planned " +
+                              std::string(ir::dtype_name(spec.dtype)) + " " +
+                              ir::Shape::of(spec.dims).to_string() + ")");
+    XOPT_RETURN_IF_ERROR(check_input(spec, in_of[i]->dtype, in_of[i]->dims));
+    if (spec.nbytes() > 0 && in_of[i]->data == nullptr)
+      return invalid_argument("input '" + spec.name + "' has no data");
+  }
+  if (outputs.size() != s.outputs.size())
+    return invalid_argument("run_device: " + std::to_string(outputs.size()) +
+                            " output buffers for " + std::to_string(s.outputs.size()) +
+                            " graph outputs");
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const IoSpec spec = spec_of(s.outputs[i]);
+    const TensorRef& r = outputs[i];
+    if (r.dtype != spec.dtype || r.dims != spec.dims)
+      return invalid_argument(
+          "output buffer " + std::to_string(i) + " is " + std::string(ir::dtype_name(r.dtype)) +
+          " " + ir::Shape::of(r.dims).to_string() + " but output '" + spec.name + "' is " +
+          std::string(ir::dtype_name(spec.dtype)) + " " + ir::Shape::of(spec.dims).to_string());
+    if (spec.nbytes() > 0 && r.data == nullptr)
+      return invalid_argument("output buffer for '" + spec.name + "' has no data");
+  }
+  // Host addresses are counted (the figure run_device exists to keep at zero for device tensors).
+  size_t host_bytes = 0;
+  for (size_t i = 0; i < s.inputs.size(); ++i)
+    if (s.inputs[i].device.nbytes() > 0) {
+      XOPT_ASSIGN_OR_RETURN(bool host,
+                            is_host_pointer(in_of[i]->data, "input '" + s.inputs[i].name + "'"));
+      if (host) host_bytes += s.inputs[i].device.nbytes();
+    }
+  for (size_t i = 0; i < outputs.size(); ++i)
+    if (s.outputs[i].device.nbytes() > 0) {
+      XOPT_ASSIGN_OR_RETURN(
+          bool host,
+          is_host_pointer(outputs[i].data, "output buffer for '" + s.outputs[i].name + "'"));
+      if (host) host_bytes += s.outputs[i].device.nbytes();
+    }
+
+  Impl::Claim claim(s.shared.get());
+  if (s.shared && !claim.held()) return s.claim_error();
+  if (s.caller_ready == nullptr) {
+    XOPT_CUDA_RETURN_IF_ERROR(cudaEventCreateWithFlags(&s.caller_ready, cudaEventDisableTiming));
+    XOPT_CUDA_RETURN_IF_ERROR(cudaEventCreateWithFlags(&s.device_done, cudaEventDisableTiming));
+  }
+  auto caller = static_cast<cudaStream_t>(stream);
+  // The caller's queued work (what produced the inputs) comes first.
+  XOPT_CUDA_RETURN_IF_ERROR(cudaEventRecord(s.caller_ready, caller));
+  XOPT_CUDA_RETURN_IF_ERROR(cudaStreamWaitEvent(s.stream, s.caller_ready, 0));
+  XOPT_CUDA_RETURN_IF_ERROR(cudaEventRecord(s.start, s.stream));
+  for (size_t i = 0; i < s.inputs.size(); ++i)
+    if (s.inputs[i].device.nbytes() > 0)
+      XOPT_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(s.inputs[i].device.data, in_of[i]->data,
+                                                s.inputs[i].device.nbytes(), cudaMemcpyDefault,
+                                                s.stream));
+  XOPT_RETURN_IF_ERROR(s.launch_without_staging());
+  for (size_t i = 0; i < outputs.size(); ++i)
+    if (s.outputs[i].device.nbytes() > 0)
+      XOPT_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(outputs[i].data, s.outputs[i].device.data,
+                                                s.outputs[i].device.nbytes(), cudaMemcpyDefault,
+                                                s.stream));
+  XOPT_CUDA_RETURN_IF_ERROR(cudaEventRecord(s.stop, s.stream));
+  XOPT_CUDA_RETURN_IF_ERROR(cudaEventRecord(s.device_done, s.stream));
+  XOPT_CUDA_RETURN_IF_ERROR(cudaStreamWaitEvent(caller, s.device_done, 0));
+  XOPT_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(s.stream));
+  s.host_transfer_bytes += host_bytes;
+  if (timing != nullptr) {
+    XOPT_CUDA_RETURN_IF_ERROR(cudaEventElapsedTime(&timing->gpu_ms, s.start, s.stop));
+    timing->host_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  }
+  return Status::ok();
+}
+
+std::vector<IoSpec> Session::input_specs() const {
+  std::vector<IoSpec> out;
+  for (const Staging& s : impl_->inputs) out.push_back(spec_of(s));
+  return out;
+}
+
+std::vector<IoSpec> Session::output_specs() const {
+  std::vector<IoSpec> out;
+  for (const Staging& s : impl_->outputs) out.push_back(spec_of(s));
+  return out;
+}
+
+size_t Session::host_transfer_bytes() const {
+  return impl_->host_transfer_bytes;
 }
 
 Result<std::vector<NodeTime>> Session::profile(int iterations) {

@@ -93,6 +93,24 @@ struct SessionOptions {
   bool ignore_offload = false;
 };
 
+// A tensor given by address, for Session::run_device: graph inputs read from it and graph outputs
+// written to it. Any address CUDA can copy from or to (unified addressing): device memory (a
+// DLPack CUDA tensor, say), pinned or pageable host memory. Dense, C order.
+struct TensorRef {
+  std::string name;
+  ir::DType dtype = ir::DType::kUndefined;
+  std::vector<int64_t> dims;
+  void* data = nullptr;  // inputs are only read
+};
+
+// A graph input or output as planned: name, element type, dims.
+struct IoSpec {
+  std::string name;
+  ir::DType dtype = ir::DType::kUndefined;
+  std::vector<int64_t> dims;
+  size_t nbytes() const;
+};
+
 // Per-run figures.
 struct RunTiming {
   float gpu_ms = 0;    // between CUDA events around the graph launch (copies included)
@@ -121,6 +139,21 @@ class Session {
   // (an error names the input and dim otherwise).
   Result<std::vector<ir::Tensor>> run(const std::map<std::string, ir::Tensor>& inputs,
                                       RunTiming* timing = nullptr);
+
+  // The same inference on tensors the caller holds, with no host staging: each input is copied
+  // straight from its address into its planned slot (device-to-device for device memory) and each
+  // output from its slot to the caller's address, around a second CUDA graph that holds the
+  // launches alone (captured on first use). Work is ordered after what `stream` (the caller's,
+  // e.g. PyTorch's current stream; nullptr: the legacy default stream) has queued so far, and
+  // run_device returns when the outputs are written. Inputs: every graph input, by name, as
+  // planned (input_specs()); outputs: one per graph output in graph order (output_specs()).
+  Status run_device(const std::vector<TensorRef>& inputs, const std::vector<TensorRef>& outputs,
+                    void* stream = nullptr, RunTiming* timing = nullptr);
+  std::vector<IoSpec> input_specs() const;
+  std::vector<IoSpec> output_specs() const;
+  // Bytes copied between host and device by the runs so far, inputs and outputs (offloaded
+  // weights' prefetches not counted): what run_device with device tensors leaves at zero.
+  size_t host_transfer_bytes() const;
 
   // Per-node GPU time: replays the launch list directly (not the CUDA graph) `iterations` times
   // with an event between every two launches, on the inputs of the last run(). The sum exceeds a

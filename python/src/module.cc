@@ -12,7 +12,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -264,6 +266,11 @@ bool c_contiguous(const AnyArray& a) {
   return true;
 }
 
+[[maybe_unused]] bool on_cuda(const AnyArray& a) {
+  return a.device_type() == nb::device::cuda::value ||
+         a.device_type() == nb::device::cuda_managed::value;
+}
+
 // A copy of `a` (host memory, or CUDA memory copied to the host) as an ir::Tensor.
 ir::Tensor to_tensor(const std::string& name, const AnyArray& a) {
   auto dtype = dtype_of(a.dtype());
@@ -283,7 +290,7 @@ ir::Tensor to_tensor(const std::string& name, const AnyArray& a) {
     return t;
   }
 #ifdef XOPT_WITH_CUDA
-  if (device == nb::device::cuda::value || device == nb::device::cuda_managed::value) {
+  if (on_cuda(a)) {
     const cudaError_t e = cudaMemcpy(t.mutable_raw_data(), a.data(), bytes, cudaMemcpyDeviceToHost);
     if (e != cudaSuccess)
       raise_error(tool::kExitBadModel,
@@ -316,8 +323,8 @@ nb::object from_tensor(const std::string& name, ir::Tensor t, bool numpy) {
                                              dlpack_dtype(owned->dtype())));
 }
 
-std::map<std::string, ir::Tensor> to_inputs(const nb::dict& feeds) {
-  std::map<std::string, ir::Tensor> inputs;
+std::map<std::string, AnyArray> to_arrays(const nb::dict& feeds) {
+  std::map<std::string, AnyArray> arrays;
   for (auto [key, value] : feeds) {
     const std::string name = nb::cast<std::string>(key);
     AnyArray a;
@@ -325,8 +332,14 @@ std::map<std::string, ir::Tensor> to_inputs(const nb::dict& feeds) {
       raise_error(tool::kExitUsage, "input '" + name +
                                         "': expected a numpy array or a DLPack tensor, got " +
                                         nb::cast<std::string>(nb::str(value.type())));
-    inputs.emplace(name, to_tensor(name, a));
+    arrays.emplace(name, a);
   }
+  return arrays;
+}
+
+std::map<std::string, ir::Tensor> to_inputs(const nb::dict& feeds) {
+  std::map<std::string, ir::Tensor> inputs;
+  for (const auto& [name, a] : to_arrays(feeds)) inputs.emplace(name, to_tensor(name, a));
   return inputs;
 }
 
@@ -378,7 +391,15 @@ class Session {
   }
 
   nb::list run(const std::optional<std::vector<std::string>>& names, const nb::dict& feeds,
-               bool numpy) {
+               bool numpy, std::uintptr_t stream) {
+#ifdef XOPT_WITH_CUDA
+    if (cuda_) {
+      std::map<std::string, AnyArray> arrays = to_arrays(feeds);
+      if (std::any_of(arrays.begin(), arrays.end(),
+                      [](const auto& kv) { return on_cuda(kv.second); }))
+        return run_device(names, arrays, numpy, stream);
+    }
+#endif
     std::map<std::string, ir::Tensor> inputs = to_inputs(feeds);
     Result<std::vector<ir::Tensor>> outputs = invalid_argument("not run");
     {
@@ -386,6 +407,23 @@ class Session {
       outputs = run_inputs(inputs);
     }
     if (!outputs.is_ok()) raise_status(outputs.status(), path_);
+    std::vector<nb::object> arrays;
+    for (size_t i = 0; i < outputs->size(); ++i)
+      arrays.push_back(from_tensor(model_.graph->outputs()[i]->name(), (*outputs)[i], numpy));
+    return select_outputs(names, arrays);
+  }
+
+  // Bytes the CUDA session has moved between host and device for graph inputs and outputs (0 on
+  // the CPU): what a run on CUDA tensors leaves unchanged.
+  size_t host_transfer_bytes() const {
+#ifdef XOPT_WITH_CUDA
+    if (cuda_) return cuda_->host_transfer_bytes();
+#endif
+    return 0;
+  }
+
+  nb::list select_outputs(const std::optional<std::vector<std::string>>& names,
+                          const std::vector<nb::object>& arrays) const {
     const std::vector<ir::Value*>& graph_outputs = model_.graph->outputs();
     std::vector<std::string> wanted;
     if (names && !names->empty())
@@ -404,10 +442,78 @@ class Session {
             tool::error_line("'" + name + "' is not an output of the graph (outputs: " + all + ")",
                              path_));
       }
-      result.append(from_tensor(name, (*outputs)[i], numpy));
+      result.append(arrays[i]);
     }
     return result;
   }
+
+#ifdef XOPT_WITH_CUDA
+  // Feeds with at least one CUDA tensor: every input is read where it lies (device-to-device for
+  // CUDA tensors; host arrays through CUDA's unified addressing), no pinned staging, and the
+  // outputs are written straight into new CUDA arrays (`numpy` false: DLPack, owned by the array)
+  // or host arrays (`numpy`). The session's work follows what `stream` has queued (0: the legacy
+  // default stream, PyTorch's default).
+  nb::list run_device(const std::optional<std::vector<std::string>>& names,
+                      const std::map<std::string, AnyArray>& arrays, bool numpy,
+                      std::uintptr_t stream) {
+    std::vector<cuda::TensorRef> inputs;
+    for (const auto& [name, a] : arrays) {
+      auto dtype = dtype_of(a.dtype());
+      if (!dtype.is_ok())
+        raise_error(tool::kExitUsage, "input '" + name + "': " + dtype.status().message());
+      if (!c_contiguous(a))
+        raise_error(tool::kExitUsage,
+                    "input '" + name + "': not C-contiguous (pass a contiguous copy)");
+      const int device = a.device_type();
+      if (device != nb::device::cpu::value && device != nb::device::cuda_host::value && !on_cuda(a))
+        raise_error(tool::kExitUsage, "input '" + name + "': DLPack device type " +
+                                          std::to_string(device) + " is not supported");
+      std::vector<int64_t> dims;
+      for (size_t i = 0; i < a.ndim(); ++i) dims.push_back(static_cast<int64_t>(a.shape(i)));
+      inputs.push_back({name, *dtype, dims, const_cast<void*>(a.data())});
+    }
+    std::vector<cuda::TensorRef> outputs;
+    std::vector<nb::object> arrays_out;
+    for (const cuda::IoSpec& spec : cuda_->output_specs()) {
+      if (dlpack_dtype(spec.dtype).bits == 0)
+        raise_error(tool::kExitUsage, "output '" + spec.name + "': element type " +
+                                          std::string(ir::dtype_name(spec.dtype)) +
+                                          " is not supported by the Python Session");
+      std::vector<size_t> shape(spec.dims.begin(), spec.dims.end());
+      if (numpy) {
+        auto* owned = new ir::Tensor(spec.dtype, spec.dims);
+        nb::capsule owner(owned, [](void* p) noexcept { delete static_cast<ir::Tensor*>(p); });
+        void* data = owned->nbytes() == 0 ? nullptr : owned->mutable_raw_data();
+        outputs.push_back({spec.name, spec.dtype, spec.dims, data});
+        arrays_out.push_back(nb::cast(nb::ndarray<nb::numpy>(
+            data, shape.size(), shape.data(), owner, nullptr, dlpack_dtype(spec.dtype))));
+        continue;
+      }
+      void* data = nullptr;
+      if (spec.nbytes() > 0) {
+        const cudaError_t e = cudaMalloc(&data, spec.nbytes());
+        if (e != cudaSuccess)
+          raise_error(tool::kExitBadModel, "output '" + spec.name + "': cudaMalloc of " +
+                                               std::to_string(spec.nbytes()) +
+                                               " bytes failed: " + cudaGetErrorString(e));
+      }
+      nb::capsule owner(data, [](void* p) noexcept { cudaFree(p); });
+      int device_id = 0;
+      cudaGetDevice(&device_id);
+      outputs.push_back({spec.name, spec.dtype, spec.dims, data});
+      arrays_out.push_back(nb::cast(nb::ndarray<nb::array_api>(
+          data, shape.size(), shape.data(), owner, nullptr, dlpack_dtype(spec.dtype),
+          nb::device::cuda::value, device_id)));
+    }
+    Status st = Status::ok();
+    {
+      nb::gil_scoped_release release;
+      st = cuda_->run_device(inputs, outputs, reinterpret_cast<void*>(stream));
+    }
+    if (!st.is_ok()) raise_status(st, path_);
+    return select_outputs(names, arrays_out);
+  }
+#endif
 
   nb::list inputs() const {
     return value_infos(model_.graph->runtime_inputs());
@@ -489,7 +595,9 @@ NB_MODULE(_xopt, m) {
   nb::class_<Session>(m, "Session")
       .def(nb::init<const std::string&, const std::string&, bool, int>(), "path"_a,
            "device"_a = "cpu", "use_plan"_a = true, "threads"_a = 0)
-      .def("run", &Session::run, "output_names"_a.none(), "feeds"_a, "numpy"_a = true)
+      .def("run", &Session::run, "output_names"_a.none(), "feeds"_a, "numpy"_a = true,
+           "stream"_a = 0)
+      .def_prop_ro("host_transfer_bytes", &Session::host_transfer_bytes)
       .def("inputs", &Session::inputs)
       .def("outputs", &Session::outputs)
       .def_prop_ro("planned", &Session::planned)

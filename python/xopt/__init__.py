@@ -353,6 +353,13 @@ class Session:
     ``run(output_names, feeds)`` takes numpy arrays (or any DLPack tensor: a torch tensor, CPU or,
     in a CUDA build, on the GPU) and returns numpy arrays; ``run_dlpack`` returns DLPack-capable
     arrays (``torch.from_dlpack``, ``np.from_dlpack``) that share the result's memory.
+
+    On ``device="cuda"``, feeds that hold a CUDA tensor are read where they lie: each input is
+    copied device-to-device into its planned slot, and ``run_dlpack`` writes each output into a new
+    CUDA array (``torch.from_dlpack`` takes it without a copy), so no byte goes through the host
+    (``host_transfer_bytes`` stays unchanged). The work follows what ``stream`` has queued (a
+    ``torch.cuda.Stream`` or its ``cuda_stream`` handle; default 0, the legacy default stream,
+    which is PyTorch's unless you changed it) and the call returns when the outputs are written.
     """
 
     def __init__(self, model: ModelLike, device: str = "cpu", *, use_plan: bool = True,
@@ -388,17 +395,29 @@ class Session:
                 out[name] = np.ascontiguousarray(value)
         return out
 
+    @property
+    def host_transfer_bytes(self) -> int:
+        """Bytes of graph inputs and outputs moved between host and GPU by this session's runs so
+        far (0 on the CPU)."""
+        return self._session.host_transfer_bytes
+
+    @staticmethod
+    def _stream(stream: Any) -> int:
+        handle = getattr(stream, "cuda_stream", stream)
+        return int(handle or 0)
+
     def run(self, output_names: Optional[Sequence[str]], input_feed: Mapping[str, Any],
-            run_options: Any = None) -> List[Any]:
+            run_options: Any = None, *, stream: Any = 0) -> List[Any]:
         """The outputs named (all, in graph order, when None) as numpy arrays."""
         return self._session.run(list(output_names) if output_names else None,
-                                 self._feeds(input_feed), True)
+                                 self._feeds(input_feed), True, self._stream(stream))
 
     def run_dlpack(self, output_names: Optional[Sequence[str]],
-                   input_feed: Mapping[str, Any]) -> List[Any]:
-        """Like ``run``, the outputs as DLPack-capable arrays (no copy of the results)."""
+                   input_feed: Mapping[str, Any], *, stream: Any = 0) -> List[Any]:
+        """Like ``run``, the outputs as DLPack-capable arrays (no copy of the results; on the GPU
+        when the feeds hold a CUDA tensor)."""
         return self._session.run(list(output_names) if output_names else None,
-                                 self._feeds(input_feed), False)
+                                 self._feeds(input_feed), False, self._stream(stream))
 
 
 from . import viz  # noqa: E402  (viz uses the helpers above)

@@ -289,6 +289,41 @@ def test_cuda_session(tmp_path):
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
 
 
+def test_cuda_session_reads_and_writes_torch_cuda_tensors_in_place(tmp_path):
+    # The twin: the CPU executor inside the same plan states the outputs (always runs).
+    out = str(tmp_path / "t.opt.onnx")
+    xopt.optimize(TINY, passes="fold,fuse,plan", batch=1, output=out)
+    feeds, _ = inputs_of(TINY)
+    want = xopt.Session(out).run(None, feeds)
+    assert want and xopt.Session(out).host_transfer_bytes == 0
+    if not xopt.cuda_built():
+        pytest.skip("built without the CUDA executor: the GPU half needs it")
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device: the GPU half skipped")
+    from torch.profiler import ProfilerActivity, profile
+    sess = xopt.Session(out, device="cuda")
+    cuda_feeds = {k: torch.from_numpy(v).cuda() for k, v in feeds.items()}
+    sess.run_dlpack(None, cuda_feeds)
+    torch.cuda.synchronize()
+    before = sess.host_transfer_bytes
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        outs = sess.run_dlpack(None, cuda_feeds)
+        tensors = [torch.from_dlpack(o) for o in outs]
+        torch.cuda.synchronize()
+    names = [e.name for e in prof.events() if "Memcpy" in e.name]
+    assert not [n for n in names if "HtoD" in n or "DtoH" in n], names
+    assert [n for n in names if "DtoD" in n], names  # the inputs were copied on the device
+    assert sess.host_transfer_bytes == before
+    for o, t, w in zip(outs, tensors, want):
+        assert o.__dlpack_device__()[0] == 2 and t.is_cuda  # kDLCUDA
+        assert torch.from_dlpack(o).data_ptr() == t.data_ptr()  # shared, not copied
+        np.testing.assert_allclose(t.cpu().numpy(), w, rtol=1e-4, atol=1e-5)
+    # Numpy feeds still take the staged path, and count what they move.
+    sess.run(None, feeds)
+    assert sess.host_transfer_bytes > before
+
+
 # ---- validate ----
 
 
