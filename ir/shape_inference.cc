@@ -36,6 +36,22 @@ std::optional<std::vector<Dim>> as_shape_data(const SymData& data) {
   return out;
 }
 
+// A graph output whose declared element type or rank the computing node contradicts is a broken
+// model (ONNX's strict inference refuses it too); declared dims that differ are left to the
+// inferred ones, as for any value.
+Status check_declared_output(const Node& node, const Value& v, DType dtype, const Shape& shape) {
+  const bool dtype_differs =
+      dtype != DType::kUndefined && v.dtype() != DType::kUndefined && dtype != v.dtype();
+  const bool rank_differs =
+      shape.has_rank() && v.shape().has_rank() && shape.rank() != v.shape().rank();
+  if (!dtype_differs && !rank_differs) return Status::ok();
+  const DType shown = dtype == DType::kUndefined ? v.dtype() : dtype;
+  return invalid_model(node.describe() + ": graph output '" + v.name() + "' is declared " +
+                       std::string(dtype_name(v.dtype())) + v.shape().to_string() +
+                       " but the node computes " + std::string(dtype_name(shown)) +
+                       (shape.has_rank() ? shape.to_string() : std::string("[?]")));
+}
+
 }  // namespace
 
 Status bind_input_shapes(Graph& graph, const ShapeBindings& bindings) {
@@ -135,6 +151,8 @@ Status infer_shapes(Graph& graph, const InferOptions& options) {
       if (v == nullptr) continue;
       const auto& r = results[i];
       if (r.set) {
+        if (v->is_graph_output())
+          XOPT_RETURN_IF_ERROR(check_declared_output(*node, *v, r.dtype, r.shape));
         if (r.dtype != DType::kUndefined) v->set_dtype(r.dtype);
         v->set_shape(merge_shapes(r.shape, v->shape()));
       }

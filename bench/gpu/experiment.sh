@@ -16,6 +16,9 @@
 #                figure), plan-info, then `xopt bench` (offloaded vs resident, outputs compared)
 #   group        ResNet-50, MobileNetV2 and BERT-base (batch 1) planned into one shared arena, then
 #                `xopt bench-group` (each member against its solo run, memory measured)
+#   python       the Python package (BUNDLE_PYTHON=1 make_bundle.sh) on PyTorch CUDA tensors:
+#                bench/gpu/python_dlpack.py (no host round trip, CUPTI-counted copies, timing) and
+#                the pytest suite's GPU cases
 # Results go to $OUT (at most 8 files come back).
 set -uo pipefail
 ROOT=$PWD
@@ -145,6 +148,17 @@ print(int((p['breakdown']['parameters'] + p['arena_bytes']) * 0.5))" "$W/$m.b$b.
         "$g/bert_base.opt.onnx" --json "$OUT/group.json" >> "$OUT/group.txt" 2>&1
       echo "exit $?" >> "$OUT/group.txt"
       tail -n 16 "$OUT/group.txt" | tee -a "$OUT/log.txt" ;;
+    python)
+      log "python"
+      need_models
+      export LD_LIBRARY_PATH=$G/pylib/lib:$G/lib PYTHONPATH=$G/python
+      PYTHONUNBUFFERED=1 python3 bench/gpu/python_dlpack.py --models "$W/models" \
+        --out "$OUT/python_dlpack.json" > "$OUT/python.txt" 2>&1
+      echo "exit $?" >> "$OUT/python.txt"
+      XOPT_SOURCE_DIR=$ROOT XOPT_CLI=$X XVIZ_CLI=/bin/false python3 -m pytest -q -p no:cacheprovider tests/python/test_xopt.py \
+        -k "cuda" >> "$OUT/python.txt" 2>&1
+      echo "exit $?" >> "$OUT/python.txt"
+      tail -n 12 "$OUT/python.txt" | tee -a "$OUT/log.txt" ;;
     *) echo "unknown step $step" ;;
   esac
   echo "   ($step: $(( $(date +%s) - t0 )) s)" | tee -a "$OUT/log.txt"

@@ -11,6 +11,19 @@ SHARED=${XOPT_SHARED_DIR:-../shared}
 ninja -C "$B" xopt xopt_cuda_tests
 rm -rf .gpu
 ../shared/device/bundle.sh .gpu "$B/tools/xopt/xopt" "$B/tests/cuda/xopt_cuda_tests" >/dev/null
+# BUNDLE_PYTHON=1: the Python package with the CUDA executor, built for the GPU machine's Python
+# (3.12, torch's) in build-py312 (XOPT_PACKAGE, so everything position-independent: a full build
+# the first time), for the `python` step.
+if [ -n "${BUNDLE_PYTHON:-}" ]; then
+  PY=${BUNDLE_PYTHON_EXE:-/root/.pyenv/versions/3.12.1/bin/python3}
+  [ -f build-py312/CMakeCache.txt ] || cmake -S . -B build-py312 -G Ninja \
+    -DCMAKE_BUILD_TYPE=Release -DXOPT_PACKAGE=ON -DXOPT_TESTS=OFF -DPython_EXECUTABLE="$PY"
+  ninja -C build-py312 _xopt
+  mkdir -p .gpu/python
+  cp -rL build-py312/python/xopt .gpu/python/
+  ../shared/device/bundle.sh .gpu/pylib build-py312/python/xopt/_xopt*.so >/dev/null
+  rm -rf .gpu/pylib/bin
+fi
 strip --strip-debug .gpu/bin/* .gpu/lib/* 2>/dev/null || true
 (cd .gpu && tar cf - bin lib | xz -T2 -3 > binlib.tar.xz && rm -rf bin lib)
 mkdir -p .gpu/shared/models

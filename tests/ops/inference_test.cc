@@ -97,6 +97,27 @@ TEST(OpsInference, ConvChainKeepsSymbolicBatch) {
   EXPECT_EQ(shape(m, "c2"), "[4,16,8,8]");
 }
 
+// A graph output declared with another rank or element type than its node computes is refused,
+// naming the node and both types; dims that differ are the inferred ones (exporters write stale
+// static dims), and an intermediate value's declaration never refuses.
+TEST(OpsInference, DeclaredGraphOutputContradictedByItsNode) {
+  const std::string rank = infer_shape(
+      model(17, "g (float[4,8] x) => (float[4] y)", "y = ReduceSum <keepdims = 0> (x)"));
+  EXPECT_TRUE(contains(rank, "graph output 'y' is declared float[4] but the node computes float[]"))
+      << rank;
+  const std::string type =
+      infer_shape(model(17, "g (float[4,8] x) => (int64[2] y)", "y = Shape (x)"));
+  EXPECT_EQ(type, "[2]");  // Shape computes int64: agrees
+  const std::string wrong_type =
+      infer_shape(model(17, "g (float[4,8] x) => (float[2] y)", "y = Shape (x)"));
+  EXPECT_TRUE(contains(wrong_type, "declared float[2] but the node computes int64[2]"))
+      << wrong_type;
+  EXPECT_EQ(infer_shape(model(17, "g (float[4,8] x) => (float[5,8] y)", "y = Relu (x)")), "[4,8]");
+  EXPECT_EQ(infer_shape(model(17, "g (float[4,8] x) => (float[4,8] y) <float[7] t>",
+                              "t = Relu (x)\n y = Relu (t)")),
+            "[4,8]");
+}
+
 TEST(OpsInference, InputShapeBindingAndItsErrors) {
   const std::string text =
       model(17, "g (float[N,3,H,W] x, float[N,5] z) => (y, y2)", "y = Relu (x)\ny2 = Relu (z)");

@@ -272,7 +272,7 @@ def test_dlpack_in_and_out_on_the_cpu():
 
 def test_cuda_session(tmp_path):
     out = str(tmp_path / "t.opt.onnx")
-    xopt.optimize(TINY, passes="fold,fuse,plan", batch=1, output=out)
+    xopt.optimize(TINY, passes="fold,fuse,plan", batch=2, output=out)  # its test data's batch
     if not xopt.cuda_built():
         r = cli("validate", "--device", "cuda", TINY)
         with pytest.raises(xopt.UsageError) as e:
@@ -292,7 +292,7 @@ def test_cuda_session(tmp_path):
 def test_cuda_session_reads_and_writes_torch_cuda_tensors_in_place(tmp_path):
     # The twin: the CPU executor inside the same plan states the outputs (always runs).
     out = str(tmp_path / "t.opt.onnx")
-    xopt.optimize(TINY, passes="fold,fuse,plan", batch=1, output=out)
+    xopt.optimize(TINY, passes="fold,fuse,plan", batch=2, output=out)  # its test data's batch
     feeds, _ = inputs_of(TINY)
     want = xopt.Session(out).run(None, feeds)
     assert want and xopt.Session(out).host_transfer_bytes == 0
