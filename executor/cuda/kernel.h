@@ -128,6 +128,20 @@ class CompileContext {
   size_t workspace_requested() const { return workspace_; }
   size_t workspace_limit() const { return workspace_limit_; }
 
+  // Algorithm choice. stored_choice(): what an earlier load chose for this node (a `--tune`
+  // search kept in the model as metadata "xopt.cuda_algorithms"; "" when none); a kernel that
+  // finds it still valid (among the candidates, within the workspace limit) uses it and searches
+  // nothing. record_choice(): what this compile chose, in the kernel's own words ("6:1": cuDNN
+  // algorithm 6, math type 1), for the next load.
+  const std::string& stored_choice() const { return stored_choice_; }
+  void set_stored_choice(std::string choice) { stored_choice_ = std::move(choice); }
+  void record_choice(std::string choice, bool reused) {
+    choice_ = std::move(choice);
+    choice_reused_ = reused;
+  }
+  const std::string& choice() const { return choice_; }
+  bool choice_reused() const { return choice_reused_; }
+
   // "node 'conv1' (Conv): <message>".
   Status error(const std::string& message) const;
   Status unsupported(const std::string& message) const;
@@ -142,6 +156,8 @@ class CompileContext {
   size_t workspace_limit_;
   cudaStream_t stream_;
   size_t workspace_ = 0;
+  std::string stored_choice_, choice_;
+  bool choice_reused_ = false;
 };
 
 using CompileFn = std::function<Result<Launch>(CompileContext&)>;

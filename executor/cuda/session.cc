@@ -627,16 +627,23 @@ Result<std::unique_ptr<Session>> Session::create(const ir::Model& model,
       }
       outs.push_back(&slot.at(v));
     }
+    auto stored = options.node_choices.find(planner::node_key(n));
     CompileContext ctx(n, ins, consts, outs, impl->handles, options.compile, node_limit,
                        impl->stream);
+    if (stored != options.node_choices.end()) ctx.set_stored_choice(stored->second);
     Result<Launch> launch = k->compile(ctx);
     size_t requested = ctx.workspace_requested();
+    std::string choice = ctx.choice();
+    bool reused = ctx.choice_reused();
     if (soft_limit && launch.is_ok() && requested > node_limit) {
       node_limit = requested;
       CompileContext again(n, ins, consts, outs, impl->handles, options.compile, node_limit,
                            impl->stream);
+      if (stored != options.node_choices.end()) again.set_stored_choice(stored->second);
       launch = k->compile(again);
       requested = again.workspace_requested();
+      choice = again.choice();
+      reused = again.choice_reused();
     }
     if (!launch.is_ok()) {
       Status st = launch.status();
@@ -658,6 +665,8 @@ Result<std::unique_ptr<Session>> Session::create(const ir::Model& model,
                                  ? n.op_type()
                                  : n.domain() + "." + n.op_type());
     impl->workspace_of.push_back(requested);
+    if (!choice.empty()) fp.node_choice[planner::node_key(n)] = choice;
+    if (reused) ++fp.choices_reused;
     workspace_needed = std::max(workspace_needed, requested);
   }
   fp.node_workspace = impl->workspace_of;

@@ -71,6 +71,10 @@ struct Footprint {
   size_t device_allocations = 0;  // cudaMalloc calls made by the session (all at load)
   // Per node (parallel to the plan's node order): the workspace the chosen algorithm needs.
   std::vector<size_t> node_workspace;
+  // By planner::node_key, each node whose kernel chose among algorithms: the choice, in its
+  // kernel's words; and how many took a stored choice (SessionOptions::node_choices) unsearched.
+  std::map<std::string, std::string> node_choice;
+  size_t choices_reused = 0;
 };
 
 struct SessionOptions {
@@ -91,6 +95,9 @@ struct SessionOptions {
   // Keep every weight on the device even when the model carries an offload schedule (the
   // unconstrained run an offloaded one is compared with).
   bool ignore_offload = false;
+  // Algorithm choices an earlier load made (Footprint::node_choice, stored by `xopt --device cuda
+  // --tune`), by planner::node_key: a node whose choice is still valid takes it without searching.
+  std::map<std::string, std::string> node_choices;
 };
 
 // A tensor given by address, for Session::run_device: graph inputs read from it and graph outputs

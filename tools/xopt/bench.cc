@@ -188,6 +188,9 @@ int run_bench(const BenchCommand& c) {
                       {"outputs_equal_resident", r->offload_outputs_equal}};
     }
     std::printf("  device allocations during the timed runs: %zu\n", r->allocations_during_runs);
+    if (!m.algorithms.nodes.empty())
+      std::printf("  algorithm choices: %zu nodes, %zu taken from the model without searching\n",
+                  m.algorithms.nodes.size(), m.choices_reused);
     j["memory"] = {{"context", m.context_bytes},
                    {"parameters", m.parameters},
                    {"arena", m.arena},
@@ -198,6 +201,8 @@ int run_bench(const BenchCommand& c) {
                    {"plan_arena", r->plan.arena_bytes},
                    {"plan_workspace", r->plan.workspace_bytes},
                    {"allocations_during_runs", r->allocations_during_runs},
+                   {"algorithm_choices", m.algorithms.nodes.size()},
+                   {"algorithm_choices_reused", m.choices_reused},
                    {"device", m.device}};
   } else {
     planner::MemoryPlan plan;

@@ -38,6 +38,23 @@ cuda::SessionOptions session_options(const DeviceFlags& flags) {
   o.use_graph = !flags.no_graph;
   return o;
 }
+
+// The same, with the algorithm choices `model` stores (unless --tune asks to search again).
+Result<cuda::SessionOptions> session_options(const DeviceFlags& flags, const ir::Model& model) {
+  cuda::SessionOptions o = session_options(flags);
+  if (flags.tune) return o;
+  auto stored = read_algorithm_choices(model);
+  if (!stored.is_ok())
+    return stored.status().with_context((model.path.empty() ? "model" : model.path) + ": ");
+  o.node_choices = std::move(stored->nodes);
+  return o;
+}
+
+void measured_choices(const cuda::Footprint& fp, DeviceMeasurement& m) {
+  m.algorithms.device = fp.device.summary();
+  m.algorithms.nodes = fp.node_choice;
+  m.choices_reused = fp.choices_reused;
+}
 #endif
 
 }  // namespace
@@ -94,8 +111,8 @@ Result<exec::ModelOutputs> run_on_cuda(const ir::Model& model,
     const ir::Value* v = g.find_value(name);
     if (v != nullptr && v->is_graph_input()) feeds[name] = t;
   }
-  XOPT_ASSIGN_OR_RETURN(cuda::PreparedSession p,
-                        cuda::prepare_session(model, feeds, session_options(flags)));
+  XOPT_ASSIGN_OR_RETURN(cuda::SessionOptions so, session_options(flags, model));
+  XOPT_ASSIGN_OR_RETURN(cuda::PreparedSession p, cuda::prepare_session(model, feeds, so));
   const std::string where = model.path.empty() ? std::string("model") : model.path;
   auto res = p.session->run(feeds);
   if (!res.is_ok()) return res.status().with_context(where + " (on the GPU): ");
@@ -163,7 +180,7 @@ int list_cuda_ops() {
 Result<DeviceMeasurement> measure_on_cuda(const ir::Model& model, const planner::MemoryPlan& plan,
                                           const DeviceFlags& flags) {
 #ifdef XOPT_WITH_CUDA
-  cuda::SessionOptions o = session_options(flags);
+  XOPT_ASSIGN_OR_RETURN(cuda::SessionOptions o, session_options(flags, model));
   // Each node takes its best algorithm within --max-workspace; the plan's workspace region is
   // then sized from what they chose.
   XOPT_ASSIGN_OR_RETURN(o.workspace_limit, parse_size(flags.max_workspace));
@@ -184,6 +201,7 @@ Result<DeviceMeasurement> measure_on_cuda(const ir::Model& model, const planner:
   m.arena = fp.arena;
   m.workspace = fp.workspace;
   m.io = fp.io;
+  measured_choices(fp, m);
   return m;
 #else
   (void)model, (void)plan, (void)flags;
@@ -216,7 +234,7 @@ Result<CudaBench> bench_on_cuda(const ir::Model& model,
   if (offload && !offload->weights.empty()) {
     // The unconstrained run first (every weight resident), in its own session, released before
     // the offloaded one loads.
-    cuda::SessionOptions resident = session_options(flags);
+    XOPT_ASSIGN_OR_RETURN(cuda::SessionOptions resident, session_options(flags, model));
     resident.ignore_offload = true;
     XOPT_ASSIGN_OR_RETURN(cuda::PreparedSession r, cuda::prepare_session(model, inputs, resident));
     for (int i = 0; i < warmup; ++i) XOPT_RETURN_IF_ERROR(r.session->run(inputs).status());
@@ -232,8 +250,8 @@ Result<CudaBench> bench_on_cuda(const ir::Model& model,
     b.offloaded_weights = offload->weights.size();
     b.predicted_slowdown = offload->predicted_slowdown();
   }
-  XOPT_ASSIGN_OR_RETURN(cuda::PreparedSession p,
-                        cuda::prepare_session(model, inputs, session_options(flags)));
+  XOPT_ASSIGN_OR_RETURN(cuda::SessionOptions so, session_options(flags, model));
+  XOPT_ASSIGN_OR_RETURN(cuda::PreparedSession p, cuda::prepare_session(model, inputs, so));
   for (int i = 0; i < warmup; ++i) XOPT_RETURN_IF_ERROR(p.session->run(inputs).status());
   const size_t before = cuda::DeviceBuffer::allocations();
   for (int i = 0; i < iterations; ++i) {
@@ -264,6 +282,7 @@ Result<CudaBench> bench_on_cuda(const ir::Model& model,
   b.memory.arena = fp.arena;
   b.memory.workspace = fp.workspace;
   b.memory.io = fp.io;
+  measured_choices(fp, b.memory);
   b.staging = fp.staging;
   b.device_total = fp.device_total();
   b.plan_parameters = planner::parameter_bytes(*model.graph, p.plan.alignment);
@@ -298,8 +317,9 @@ Result<CudaGroupBench> bench_group_on_cuda(
   // Solo first: each model alone, its own arena, for its outputs, time and separate footprint.
   std::vector<std::vector<ir::Tensor>> solo(models.size());
   for (size_t i = 0; i < models.size(); ++i) {
+    XOPT_ASSIGN_OR_RETURN(cuda::SessionOptions so, session_options(flags, *models[i]));
     XOPT_ASSIGN_OR_RETURN(cuda::PreparedSession p,
-                          cuda::prepare_session(*models[i], inputs[i], session_options(flags)));
+                          cuda::prepare_session(*models[i], inputs[i], so));
     auto out = p.session->run(inputs[i]);
     if (!out.is_ok()) return out.status().with_context(names[i] + " (solo): ");
     solo[i] = std::move(out).value();
@@ -319,9 +339,9 @@ Result<CudaGroupBench> bench_group_on_cuda(
   b.arena = group->arena_bytes;
   b.workspace = group->workspace_bytes;
   std::vector<cuda::PreparedSession> sessions;
-  cuda::SessionOptions o = session_options(flags);
-  o.shared_arena = arena;
   for (size_t i = 0; i < models.size(); ++i) {
+    XOPT_ASSIGN_OR_RETURN(cuda::SessionOptions o, session_options(flags, *models[i]));
+    o.shared_arena = arena;
     auto p = cuda::prepare_session(*models[i], inputs[i], o);
     if (!p.is_ok()) return p.status().with_context(names[i] + " (in the shared arena): ");
     sessions.push_back(std::move(p).value());

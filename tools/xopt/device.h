@@ -14,6 +14,7 @@
 #include "ir/graph.h"
 #include "ir/tensor.h"
 #include "planner/memory_plan.h"
+#include "tools/xopt/algorithm_choices.h"
 
 namespace xopt::tool {
 
@@ -58,10 +59,14 @@ struct DeviceMeasurement {
   std::string device;  // DeviceInfo::summary()
   size_t context_bytes = 0;
   std::vector<size_t> node_workspace;
+  // The algorithm each node chose (tools/xopt/algorithm_choices.h), and how many of them were a
+  // choice stored in the model, taken without searching.
+  AlgorithmChoices algorithms;
+  size_t choices_reused = 0;
   size_t parameters = 0, arena = 0, workspace = 0, io = 0;
 };
 // Loads `model` (with its plan) on the GPU, compiling with a generous workspace limit so each node
-// reports what its best algorithm needs.
+// reports what its best algorithm needs (and, with --tune, which algorithm the search chose).
 Result<DeviceMeasurement> measure_on_cuda(const ir::Model& model, const planner::MemoryPlan& plan,
                                           const DeviceFlags& flags);
 

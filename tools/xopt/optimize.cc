@@ -409,6 +409,15 @@ int run_optimize(const OptimizeOptions& o) {
     plan.breakdown.cuda_context_estimated = false;
     plan.breakdown.device = m->device;
     planner::write_plan(model, plan);
+    // --tune: what the search chose goes with the model, so the next load does not search again
+    // (a model that already carried choices gets this load's: the stored ones still valid, the
+    // rest chosen again).
+    if (o.validation.device.tune || model.metadata(kAlgorithmChoicesKey)) {
+      write_algorithm_choices(model, m->algorithms);
+      std::fprintf(stderr,
+                   "algorithm choices: %zu nodes (%zu taken from the model), stored as %s\n",
+                   m->algorithms.nodes.size(), m->choices_reused, kAlgorithmChoicesKey);
+    }
   }
 
   std::optional<planner::OffloadPlan> offload;

@@ -11,6 +11,7 @@
 #include "planner/plan_text.h"
 #include "planner/report.h"
 #include "planner/shape_range.h"
+#include "tools/xopt/algorithm_choices.h"
 #include "tools/xopt/command.h"
 
 namespace xopt::tool {
@@ -56,6 +57,15 @@ int run_plan_info(const PlanInfoOptions& o) {
                               " nodes",
                           o.model);
     std::fputs(planner::offload_text(**offload, o.values).c_str(), stdout);
+  }
+  auto choices = read_algorithm_choices(*loaded);
+  if (!choices.is_ok()) return report_error(kExitBadModel, choices.status().message(), o.model);
+  if (!choices->nodes.empty()) {
+    std::printf("algorithm choices: %zu nodes, searched on %s (xopt --device cuda --tune)\n",
+                choices->nodes.size(), choices->device.c_str());
+    if (o.values)
+      for (const auto& [node, choice] : choices->nodes)
+        std::printf("  %s: %s\n", node.c_str(), choice.c_str());
   }
   return kExitOk;
 }

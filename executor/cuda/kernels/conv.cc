@@ -10,8 +10,9 @@
 //
 // The algorithm is chosen once here: cuDNN's heuristics (cudnnGet...Algorithm_v7), the best whose
 // workspace fits ctx.workspace_limit(); with options().tune the candidates are timed
-// (cudnnFind...AlgorithmEx) on scratch that is allocated and freed before returning. Math is
-// FMA-only (no TF32) unless options().tf32.
+// (cudnnFind...AlgorithmEx) on scratch that is allocated and freed before returning. A choice an
+// earlier load stored (ctx.stored_choice(), "algo:math") that is still among the fitting candidates
+// is taken without either. Math is FMA-only (no TF32) unless options().tf32.
 #include <cuda_runtime.h>
 #include <cudnn.h>
 
@@ -47,6 +48,22 @@ struct TempDevice {
     return cuda_status(cudaMalloc(&p, bytes), "cudaMalloc (algorithm search scratch)");
   }
 };
+
+// A cuDNN candidate as a stored choice: "algo:math".
+template <typename Perf>
+std::string choice_of(const Perf& p) {
+  return std::to_string(static_cast<int>(p.algo)) + ":" +
+         std::to_string(static_cast<int>(p.mathType));
+}
+
+// The fitting candidate a stored choice names, or nullptr (none stored, or no longer valid here).
+template <typename Perf>
+const Perf* stored_candidate(const std::vector<Perf>& fits, const std::string& stored) {
+  if (stored.empty()) return nullptr;
+  for (const Perf& p : fits)
+    if (choice_of(p) == stored) return &p;
+  return nullptr;
+}
 
 cudnnMathType_t math_type(const CompileContext& ctx, cudnnMathType_t suggested) {
   // With TF32 off, FMA_MATH keeps cuDNN off the tensor cores for fp32 (DEFAULT_MATH allows TF32
@@ -196,7 +213,10 @@ Result<Launch> compile_conv(CompileContext& ctx, const ActParams& act, const Dev
     return ctx.unsupported("no cuDNN forward algorithm fits the workspace limit of " +
                            std::to_string(budget) + " bytes");
   cudnnConvolutionFwdAlgoPerf_t chosen = fits.front();
-  if (ctx.options().tune && x.data != nullptr && wt.data != nullptr && y.data != nullptr) {
+  const cudnnConvolutionFwdAlgoPerf_t* reuse = stored_candidate(fits, ctx.stored_choice());
+  if (reuse != nullptr) {
+    chosen = *reuse;
+  } else if (ctx.options().tune && x.data != nullptr && wt.data != nullptr && y.data != nullptr) {
     TempDevice scratch;
     XOPT_RETURN_IF_ERROR(scratch.alloc(st->pad_bytes + max_fit));
     const void* xin = st->pad ? scratch.p : x.data;
@@ -214,6 +234,7 @@ Result<Launch> compile_conv(CompileContext& ctx, const ActParams& act, const Dev
       }
   }
   st->fwd_algo = chosen.algo;
+  ctx.record_choice(choice_of(chosen), reuse != nullptr);
   XOPT_CUDNN_RETURN_IF_ERROR(
       cudnnSetConvolutionMathType(st->d.conv, math_type(ctx, chosen.mathType)));
   XOPT_CUDNN_RETURN_IF_ERROR(cudnnGetConvolutionForwardWorkspaceSize(
@@ -448,7 +469,10 @@ Result<Launch> conv_transpose(CompileContext& ctx) {
     return ctx.unsupported("no cuDNN backward-data algorithm fits the workspace limit of " +
                            std::to_string(budget) + " bytes");
   cudnnConvolutionBwdDataAlgoPerf_t chosen = fits.front();
-  if (ctx.options().tune && x.data != nullptr && wt.data != nullptr && y.data != nullptr) {
+  const cudnnConvolutionBwdDataAlgoPerf_t* reuse = stored_candidate(fits, ctx.stored_choice());
+  if (reuse != nullptr) {
+    chosen = *reuse;
+  } else if (ctx.options().tune && x.data != nullptr && wt.data != nullptr && y.data != nullptr) {
     TempDevice scratch;
     XOPT_RETURN_IF_ERROR(scratch.alloc(st->pad_bytes + max_fit));
     void* dx = st->pad ? scratch.p : y.data;
@@ -465,6 +489,7 @@ Result<Launch> conv_transpose(CompileContext& ctx) {
       }
   }
   st->bwd_algo = chosen.algo;
+  ctx.record_choice(choice_of(chosen), reuse != nullptr);
   XOPT_CUDNN_RETURN_IF_ERROR(
       cudnnSetConvolutionMathType(st->d.conv, math_type(ctx, chosen.mathType)));
   XOPT_CUDNN_RETURN_IF_ERROR(cudnnGetConvolutionBackwardDataWorkspaceSize(
