@@ -19,6 +19,8 @@
 #include "common/atomic_file.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+#include "google/protobuf/wire_format_lite.h"
 #include "ir/tensor_proto.h"
 
 namespace xopt::ir {
@@ -428,6 +430,128 @@ Result<Model> model_from_proto(onnx::ModelProto proto, const std::string& base_d
   return ModelIO::from_proto(std::move(proto), base_dir, path);
 }
 
+namespace {
+
+using google::protobuf::internal::WireFormatLite;
+using google::protobuf::io::CodedInputStream;
+using google::protobuf::io::CodedOutputStream;
+using google::protobuf::io::StringOutputStream;
+
+// Fields of one message that the reader does not take apart, kept as wire bytes and merged into
+// their message every ~1 MiB (parsing concatenated bytes is merging, so the result is the same
+// message as one parse), which bounds the extra memory to about one field.
+class FieldBuffer {
+ public:
+  explicit FieldBuffer(google::protobuf::Message* target) : target_(target) {}
+  // Copies the field whose tag was just read.
+  bool copy(CodedInputStream& in, uint32_t tag) {
+    {
+      StringOutputStream sos(&bytes_);
+      CodedOutputStream out(&sos);
+      if (!WireFormatLite::SkipField(&in, tag, &out)) return false;
+    }
+    return bytes_.size() < (size_t{1} << 20) || flush();
+  }
+  bool flush() {
+    const bool ok = bytes_.empty() || target_->MergeFromString(bytes_);
+    bytes_.clear();
+    bytes_.shrink_to_fit();
+    return ok;
+  }
+
+ private:
+  google::protobuf::Message* target_;
+  std::string bytes_;
+};
+
+constexpr int kModelGraphField = 7, kGraphNodeField = 1, kGraphInitializerField = 5,
+              kTensorRawDataField = 9;
+
+bool is_submessage(uint32_t tag, int field) {
+  return WireFormatLite::GetTagFieldNumber(tag) == field &&
+         WireFormatLite::GetTagWireType(tag) == WireFormatLite::WIRETYPE_LENGTH_DELIMITED;
+}
+
+// One length-delimited field's length, checked against what is left of the file.
+bool read_length(CodedInputStream& in, size_t file_size, int* length) {
+  uint32_t n = 0;
+  if (!in.ReadVarint32(&n) || n > static_cast<uint32_t>(INT32_MAX)) return false;
+  if (static_cast<size_t>(in.CurrentPosition()) + n > file_size) return false;
+  *length = static_cast<int>(n);
+  return true;
+}
+
+// An initializer: raw_data read straight into a string of its exact size (which the tensor
+// adopts), the other fields parsed as usual.
+bool read_initializer(CodedInputStream& in, size_t file_size, onnx::TensorProto* tp) {
+  FieldBuffer rest(tp);
+  std::string raw;
+  bool has_raw = false;
+  while (uint32_t tag = in.ReadTag()) {
+    if (is_submessage(tag, kTensorRawDataField)) {
+      int n = 0;
+      if (!read_length(in, file_size, &n)) return false;
+      std::string bytes(static_cast<size_t>(n), '\0');
+      if (n > 0 && !in.ReadRaw(bytes.data(), n)) return false;
+      raw = std::move(bytes);  // the last occurrence wins, as in a parse
+      has_raw = true;
+    } else if (!rest.copy(in, tag)) {
+      return false;
+    }
+  }
+  if (!rest.flush()) return false;
+  if (has_raw) tp->set_raw_data(std::move(raw));
+  return true;
+}
+
+bool read_graph(CodedInputStream& in, size_t file_size, onnx::GraphProto* gp) {
+  FieldBuffer rest(gp);
+  while (uint32_t tag = in.ReadTag()) {
+    const bool initializer = is_submessage(tag, kGraphInitializerField);
+    if (initializer || is_submessage(tag, kGraphNodeField)) {
+      // Initializers hold the weights; nodes may hold large Constant values. Both are read in
+      // place, the others through the buffer. Repeated fields keep their order either way.
+      int n = 0;
+      if (!read_length(in, file_size, &n)) return false;
+      if (!rest.flush()) return false;
+      const auto limit = in.PushLimit(n);
+      const bool ok = initializer ? read_initializer(in, file_size, gp->add_initializer())
+                                  : gp->add_node()->MergePartialFromCodedStream(&in);
+      if (!ok || in.BytesUntilLimit() != 0) return false;
+      in.PopLimit(limit);
+    } else if (!rest.copy(in, tag)) {
+      return false;
+    }
+  }
+  return rest.flush();
+}
+
+// Parses a serialized ModelProto from `fd` into `proto` with every initializer's raw_data read
+// once, into a string of its exact size: a plain parse grows strings over 50 MB by doubling (up to
+// twice the tensor, and a reallocation copy), and parsing from a whole-file buffer or mapping would
+// hold the file's bytes next to the tensors. False on a malformed file.
+bool read_model_proto(int fd, size_t file_size, onnx::ModelProto* proto) {
+  google::protobuf::io::FileInputStream raw(fd);
+  CodedInputStream in(&raw);
+  in.SetTotalBytesLimit(INT32_MAX);
+  FieldBuffer rest(proto);
+  while (uint32_t tag = in.ReadTag()) {
+    if (is_submessage(tag, kModelGraphField)) {
+      int n = 0;
+      if (!read_length(in, file_size, &n)) return false;
+      const auto limit = in.PushLimit(n);
+      if (!read_graph(in, file_size, proto->mutable_graph()) || in.BytesUntilLimit() != 0)
+        return false;
+      in.PopLimit(limit);
+    } else if (!rest.copy(in, tag)) {
+      return false;
+    }
+  }
+  return in.ConsumedEntireMessage() && rest.flush();
+}
+
+}  // namespace
+
 Result<Model> load_model(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return io_error(path + ": cannot open: " + std::strerror(errno));
@@ -437,8 +561,10 @@ Result<Model> load_model(const std::string& path) {
     return io_error(path + ": not a regular file");
   }
   onnx::ModelProto proto;
-  bool parsed;
-  {
+  bool parsed = read_model_proto(fd, static_cast<size_t>(st.st_size), &proto);
+  if (!parsed && ::lseek(fd, 0, SEEK_SET) == 0) {
+    // Whatever the reader refused, protobuf's own parser has the last word.
+    proto.Clear();
     google::protobuf::io::FileInputStream raw(fd);
     google::protobuf::io::CodedInputStream coded(&raw);
     coded.SetTotalBytesLimit(INT32_MAX);
