@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstddef>
 #include <optional>
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -95,6 +96,7 @@ class FoldConstants final : public Pass {
 
     // 1. Evaluate, in graph order, every node that can be evaluated from constants.
     Env env;
+    std::unordered_map<std::string, std::vector<ir::Tensor>> memos;
     std::vector<ir::Node*> evaluated;
     std::unordered_set<const ir::Node*> is_evaluated;
     for (ir::Node* n : g.node_list()) {
@@ -122,8 +124,13 @@ class FoldConstants final : public Pass {
         ctx.count("too-large-to-evaluate");
         continue;
       }
-      auto results = evaluate(*n, *kernel, env);
+      // A node computing what an earlier one computed from the same bytes (PyTorch exports read a
+      // shared weight through one Identity per layer, each then transposed) shares its results.
+      const std::string key = evaluation_key(*n, env);
+      auto memo = key.empty() ? memos.end() : memos.find(key);
+      auto results = memo != memos.end() ? std::optional(memo->second) : evaluate(*n, *kernel, env);
       if (!results) continue;
+      if (!key.empty() && memo == memos.end()) memos.emplace(key, *results);
       bool fits = true;
       for (const ir::Tensor& t : *results) fits = fits && t.nbytes() <= cap;
       if (!fits) {
@@ -220,6 +227,32 @@ class FoldConstants final : public Pass {
         outs[0].numel() == ins[0]->numel())
       outs[0] = ins[0]->reshaped(outs[0].dims());
     return outs;
+  }
+
+  // What `n` computes: its op, attributes and the address, type and dims of each input's bytes
+  // (equal for Identity results and views of one weight; env keeps every one alive, so no address
+  // is reused). Empty for nodes without inputs (a Constant's value would be copied into the key),
+  // with subgraphs, or with string inputs.
+  static std::string evaluation_key(const ir::Node& n, const Env& env) {
+    if (n.num_inputs() == 0) return {};
+    std::string key = n.domain() + "." + n.op_type() + ":" + std::to_string(n.opset()) + "|" +
+                      std::to_string(n.num_outputs());
+    for (const onnx::AttributeProto& a : n.attributes()) {
+      if (a.has_g() || a.graphs_size() > 0) return {};
+      key += "|" + a.SerializeAsString();
+    }
+    for (const ir::Value* v : n.inputs()) {
+      const ir::Tensor* t = v == nullptr ? nullptr : lookup(env, v);
+      if (t == nullptr) {
+        key += "|-";
+        continue;
+      }
+      if (t->dtype() == ir::DType::kString || t->raw_data() == nullptr) return {};
+      key += "|" + std::to_string(reinterpret_cast<uintptr_t>(t->raw_data())) + ":" +
+             std::to_string(static_cast<int>(t->dtype()));
+      for (int64_t d : t->dims()) key += "," + std::to_string(d);
+    }
+    return key;
   }
 
   // Readers of `v` read an initializer with its value and name instead.
