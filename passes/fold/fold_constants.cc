@@ -130,13 +130,13 @@ class FoldConstants final : public Pass {
       auto memo = key.empty() ? memos.end() : memos.find(key);
       auto results = memo != memos.end() ? std::optional(memo->second) : evaluate(*n, *kernel, env);
       if (!results) continue;
-      if (!key.empty() && memo == memos.end()) memos.emplace(key, *results);
       bool fits = true;
       for (const ir::Tensor& t : *results) fits = fits && t.nbytes() <= cap;
       if (!fits) {
         ctx.count("too-large-to-evaluate");
         continue;
       }
+      if (!key.empty() && memo == memos.end()) memos.emplace(key, *results);
       for (size_t i = 0; i < n->num_outputs(); ++i)
         if (n->output(i) != nullptr) env[n->output(i)] = std::move((*results)[i]);
       evaluated.push_back(n);
