@@ -136,6 +136,7 @@ const Registry& registry() {
     ops::register_signal_ops(r.ops);
     ops::register_vision_ops(r.ops);
     ops::register_index_ops(r.ops);
+    ops::register_random_ops(r.ops);
     ops::register_control_flow_ops(r.ops);
     std::sort(r.ops.begin(), r.ops.end(), [](const OpInfo& a, const OpInfo& b) {
       return std::tie(a.domain, a.op_type, a.since_version) <

@@ -167,6 +167,46 @@ Status load_data_sets(const ir::Graph& g, const fs::path& path, bool light,
 }
 
 // Runs one data set; returns "" when it matches, else why not.
+// Whether the model draws random values (CaseResult::random_values).
+bool draws_random_values(const ir::Graph& g) {
+  static const char* const kRandom[] = {"RandomUniform",    "RandomNormal", "RandomUniformLike",
+                                        "RandomNormalLike", "Bernoulli",    "Multinomial"};
+  for (const ir::Node* n : g.nodes())
+    for (const char* op : kRandom)
+      if (n->is(op)) return true;
+  return false;
+}
+
+// A random output against numpy's draw: type, shape, finite, within the expected values' range,
+// integral where they all are.
+bool random_output_plausible(const ir::Tensor& got, const ir::Tensor& expected, std::string* why) {
+  if (got.dtype() != expected.dtype() || got.dims() != expected.dims()) {
+    *why = "type/shape " + std::string(ir::dtype_name(got.dtype())) + dims_to_string(got.dims()) +
+           ", expected " + std::string(ir::dtype_name(expected.dtype())) +
+           dims_to_string(expected.dims());
+    return false;
+  }
+  if (expected.numel() == 0 || expected.dtype() == ir::DType::kString) return true;
+  double lo = INFINITY, hi = -INFINITY;
+  bool integral = true;
+  for (int64_t i = 0; i < expected.numel(); ++i) {
+    const double e = expected.as_double(i);
+    lo = std::min(lo, e);
+    hi = std::max(hi, e);
+    integral = integral && e == std::floor(e);
+  }
+  for (int64_t i = 0; i < got.numel(); ++i) {
+    const double a = got.as_double(i);
+    if (!std::isfinite(a) || a < lo || a > hi || (integral && a != std::floor(a))) {
+      *why = "element " + std::to_string(i) + " is " + std::to_string(a) +
+             ", outside the expected values' " + (integral ? "integers in [" : "range [") +
+             std::to_string(lo) + ", " + std::to_string(hi) + "]";
+      return false;
+    }
+  }
+  return true;
+}
+
 Result<std::string> check_data_set(const ir::Model& model, const DataSet& ds, const Options& o) {
   XOPT_ASSIGN_OR_RETURN(std::vector<ir::Tensor> got,
                         o.runner ? o.runner(model, ds.inputs) : run_model(model, ds.inputs));
@@ -174,12 +214,24 @@ Result<std::string> check_data_set(const ir::Model& model, const DataSet& ds, co
     return ds.name + ": " + std::to_string(got.size()) + " outputs, expected " +
            std::to_string(ds.outputs.size());
   const auto& outs = model.graph->outputs();
+  const bool random = draws_random_values(*model.graph);
   for (size_t i = 0; i < got.size(); ++i) {
     std::string why;
-    if (!outputs_match(got[i], ds.outputs[i], o.rtol, o.atol, &why))
+    if (random ? !random_output_plausible(got[i], ds.outputs[i], &why)
+               : !outputs_match(got[i], ds.outputs[i], o.rtol, o.atol, &why))
       return ds.name + ": output '" + outs[i]->name() + "': " + why;
   }
-  if (o.also_arena && !o.runner) {
+  if (o.also_arena && !o.runner && random) {  // another draw: plausible, not equal
+    XOPT_ASSIGN_OR_RETURN(planner::MemoryPlan plan, sequential_plan(model, ds.inputs, true));
+    RunOptions ro;
+    ro.plan = &plan;
+    XOPT_ASSIGN_OR_RETURN(std::vector<ir::Tensor> arena_got, run_model(model, ds.inputs, ro));
+    for (size_t i = 0; i < got.size(); ++i) {
+      std::string why;
+      if (!random_output_plausible(arena_got[i], ds.outputs[i], &why))
+        return ds.name + ": output '" + outs[i]->name() + "' in arena mode: " + why;
+    }
+  } else if (o.also_arena && !o.runner) {
     XOPT_ASSIGN_OR_RETURN(planner::MemoryPlan plan, sequential_plan(model, ds.inputs, true));
     RunOptions ro;
     ro.plan = &plan;
@@ -334,6 +386,7 @@ CaseResult run_case(const std::string& path, const Options& options) {
     }
   }
   r.outcome = Outcome::kPassed;
+  r.random_values = draws_random_values(g);
   return r;
 }
 
@@ -341,9 +394,10 @@ std::vector<std::pair<std::string, Tally>> tally_by_op(const std::vector<CaseRes
   std::map<std::string, Tally> single, multi;
   for (const CaseResult& c : results) {
     Tally& t = (c.single_node ? single : multi)[c.op];
-    if (c.outcome == Outcome::kPassed)
+    if (c.outcome == Outcome::kPassed) {
       ++t.passed;
-    else if (c.outcome == Outcome::kFailed)
+      if (c.random_values) ++t.random;
+    } else if (c.outcome == Outcome::kFailed)
       ++t.failed;
     else
       ++t.unsupported;
@@ -356,12 +410,14 @@ std::vector<std::pair<std::string, Tally>> tally_by_op(const std::vector<CaseRes
 Tally totals(const std::vector<CaseResult>& results) {
   Tally t;
   for (const CaseResult& c : results) {
-    if (c.outcome == Outcome::kPassed)
+    if (c.outcome == Outcome::kPassed) {
       ++t.passed;
-    else if (c.outcome == Outcome::kFailed)
+      if (c.random_values) ++t.random;
+    } else if (c.outcome == Outcome::kFailed) {
       ++t.failed;
-    else
+    } else {
       ++t.unsupported;
+    }
   }
   return t;
 }
@@ -374,6 +430,7 @@ std::string format_report(const std::vector<CaseResult>& results, bool details) 
     o << " " << t.passed << "/" << t.total() << " passed";
     if (t.failed) o << ", " << t.failed << " failed";
     if (t.unsupported) o << ", " << t.unsupported << " unsupported";
+    if (t.random) o << " (" << t.random << " with random values: type, shape and range checked)";
     o << "\n";
   };
   bool multi_header = false;
@@ -394,7 +451,10 @@ std::string format_report(const std::vector<CaseResult>& results, bool details) 
   }
   Tally t = totals(results);
   o << "\ntotal: " << t.total() << " cases, " << t.passed << " passed, " << t.failed << " failed, "
-    << t.unsupported << " unsupported\n";
+    << t.unsupported << " unsupported";
+  if (t.random)
+    o << " (" << t.random << " passed with random values: type, shape and range checked)";
+  o << "\n";
   return o.str();
 }
 

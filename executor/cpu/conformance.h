@@ -59,6 +59,11 @@ struct CaseResult {
   Outcome outcome = Outcome::kFailed;
   std::string detail;  // why it failed or is unsupported
   int data_sets = 0;   // data sets run
+  // The model draws random values (RandomUniform, Bernoulli, ...): the expected outputs come from
+  // numpy's random stream, which no other generator reproduces, so each output is checked for its
+  // type, shape, finiteness and range (every value within the expected values' [min, max], and
+  // integral where they all are) instead of value by value.
+  bool random_values = false;
 };
 
 // Test cases under `dir`, sorted: every folder holding model.onnx (searched two levels deep), and
@@ -77,6 +82,7 @@ Result<ir::Tensor> read_tensor_file(const std::string& path);
 
 struct Tally {
   int passed = 0, failed = 0, unsupported = 0;
+  int random = 0;  // of the passed: checked by type, shape and range (CaseResult::random_values)
   int total() const { return passed + failed + unsupported; }
 };
 // Per op (CaseResult::op), sorted by name; single-node ops first, then multi-node models.

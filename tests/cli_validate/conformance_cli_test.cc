@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <vector>
 
 #include "ir/tensor_proto.h"
 #include "tests/cli/cli_util.h"
@@ -36,6 +37,34 @@ constexpr const char* kNeg = R"(
 constexpr const char* kCustom = R"(
   <ir_version: 8, opset_import: ["" : 17, "ai.custom" : 1]>
   g (float[3] x) => (float[3] y) { y = ai.custom.Frobnicate(x) })";
+
+// Random generators: numpy's draws cannot be reproduced, so outputs are checked for type, shape
+// and range; a draw outside the expected values' range fails, and the table says how it checked.
+TEST(CliConformance, RandomValuesAreCheckedByTypeShapeAndRange) {
+  constexpr const char* kBernoulli = R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[64] x) => (float[64] y) { y = Bernoulli <seed = 1.0> (x) })";
+  test::TempDir dir;
+  std::vector<float> p(64), draw(64);
+  for (int i = 0; i < 64; ++i) {
+    p[static_cast<size_t>(i)] = static_cast<float>(i % 5) / 4.f;
+    draw[static_cast<size_t>(i)] = static_cast<float>(i % 2);  // numpy's: some 0s, some 1s
+  }
+  const auto x = ir::Tensor::of<float>({64}, p);
+  write_case(dir, "test_bernoulli", kBernoulli, x, ir::Tensor::of<float>({64}, draw));
+  std::vector<float> far(64, 5.f);
+  far[0] = 6.f;  // a "draw" in [5, 6]: ours (0s and 1s) must be refused
+  write_case(dir, "test_bernoulli_far", kBernoulli, x, ir::Tensor::of<float>({64}, far));
+  auto r = test::run_xopt({"conformance", dir.path().string(), "--details"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(
+      r.out.find("1/2 passed, 1 failed (1 with random values: type, shape and range checked)"),
+      std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("outside the expected values' integers in [5.000000, 6.000000]"),
+            std::string::npos)
+      << r.out;
+}
 
 TEST(CliConformance, TableOfPassedFailedUnsupported) {
   test::TempDir dir;

@@ -46,9 +46,10 @@ int list_ops(const DeviceFlags& device) {
   std::fputs(
       "waiting (no CPU kernel): training ops of ai.onnx.preview.training (Adagrad, Adam, "
       "Momentum, Gradient); string ops (StringConcat, StringNormalizer, StringSplit, "
-      "RegexFullMatch); every ai.onnx.ml op; random ops whose expected values "
-      "follow numpy's stream (Bernoulli, RandomNormal[Like], RandomUniform[Like], Multinomial); "
-      "ImageDecoder; ai.onnx.preview.FlexAttention (graph-valued score/mask functions)\n",
+      "RegexFullMatch); every ai.onnx.ml op; ImageDecoder; ai.onnx.preview.FlexAttention "
+      "(graph-valued score/mask functions)\n"
+      "random ops (Bernoulli, RandomNormal[Like], RandomUniform[Like], Multinomial) draw from "
+      "their own generator, not numpy's: the same seed repeats a draw within xopt only\n",
       stderr);
   return kExitOk;
 }
