@@ -9,6 +9,7 @@ APT_PACKAGES=(build-essential cmake ninja-build pkg-config python3 python3-pip
               libcli11-dev libgtest-dev libopenblas-dev
               libxml2-dev libpng-dev chromium librsvg2-dev)  # viz: PNG charts; tests: SVG/PNG read back, report.html
 APT_PACKAGES+=(clang libclang-rt-dev)  # CI's sanitizer build and the fuzzers (scripts/test_sanitized.sh)
+APT_PACKAGES+=(ccache)  # the pip-install test's build reuses the main build's objects
 SUDO=""
 if [ "$(id -u)" != 0 ] && command -v sudo >/dev/null; then SUDO=sudo; fi
 
@@ -36,7 +37,11 @@ if ! python3 -c 'import nanobind, scikit_build_core, pytest' >/dev/null 2>&1; th
     python3 -m pip install --break-system-packages nanobind scikit-build-core pytest
 fi
 
+launcher=()
+if command -v ccache >/dev/null; then
+  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
+fi
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DXOPT_WERROR=ON -DXOPT_PACKAGE=ON \
-  ${XOPT_CMAKE_ARGS:-}
+  "${launcher[@]}" ${XOPT_CMAKE_ARGS:-}
 # Without arguments only the tools are built; scripts/test.sh builds the rest.
 ninja -C build "${@:-xopt}"
