@@ -247,7 +247,10 @@ void Graph::remove_node(Node* n) {
   for (Value* out : n->outputs_) {
     if (out == nullptr) continue;
     assert(out->uses_.empty() && !out->is_graph_output_);
-    value_info_.erase(std::remove(value_info_.begin(), value_info_.end(), out), value_info_.end());
+    // Only values with an entry are listed: the scan would make removing n nodes O(n^2).
+    if (out->has_value_info_)
+      value_info_.erase(std::remove(value_info_.begin(), value_info_.end(), out),
+                        value_info_.end());
     values_.erase(out->name_);
   }
   nodes_.erase(n->self_);
@@ -306,7 +309,8 @@ void Graph::remove_initializer(Value* v) {
   initializer_order_.erase(std::remove(initializer_order_.begin(), initializer_order_.end(), v),
                            initializer_order_.end());
   if (v->is_graph_input_) remove_graph_input(v);
-  value_info_.erase(std::remove(value_info_.begin(), value_info_.end(), v), value_info_.end());
+  if (v->has_value_info_)
+    value_info_.erase(std::remove(value_info_.begin(), value_info_.end(), v), value_info_.end());
   values_.erase(v->name_);
 }
 

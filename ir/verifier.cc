@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <limits>
+#include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 #include "ir/subgraph.h"
 
@@ -29,9 +32,35 @@ Status check_size(const Value* v) {
   }
   return Status::ok();
 }
+
+// Whether v's use list holds `use`. A value read by many nodes (one weight shared by a whole
+// graph) has its list sorted once, so each of its readers is looked up in O(log n) rather than by
+// a scan, which made verifying such a graph quadratic.
+class UseIndex {
+ public:
+  bool has(const Value* v, const Use& use) {
+    const auto& uses = v->uses();
+    if (uses.size() <= kScan) return std::find(uses.begin(), uses.end(), use) != uses.end();
+    auto [it, fresh] = sorted_.try_emplace(v);
+    if (fresh) {
+      it->second = uses;
+      std::sort(it->second.begin(), it->second.end(), less);
+    }
+    return std::binary_search(it->second.begin(), it->second.end(), use, less);
+  }
+
+ private:
+  static constexpr size_t kScan = 16;
+  static bool less(const Use& a, const Use& b) {
+    return std::less<const Node*>()(a.node, b.node) || (a.node == b.node && a.index < b.index);
+  }
+  std::unordered_map<const Value*, std::vector<Use>> sorted_;
+};
+
 }  // namespace
 
 Status verify(const Graph& graph) {
+  UseIndex use_index;
   std::unordered_set<const Value*> available;
   for (const Value* v : graph.inputs()) {
     available.insert(v);
@@ -52,8 +81,7 @@ Status verify(const Graph& graph) {
     for (size_t i = 0; i < n->num_inputs(); ++i) {
       const Value* v = n->input(i);
       if (v == nullptr) continue;
-      if (std::find(v->uses().begin(), v->uses().end(),
-                    Use{const_cast<Node*>(n), static_cast<int>(i)}) == v->uses().end())
+      if (!use_index.has(v, Use{const_cast<Node*>(n), static_cast<int>(i)}))
         return internal_error(n->describe() + ": use list of '" + v->name() + "' is out of date");
       if (available.count(v)) continue;
       if (v->producer() == nullptr && !defined_outside_nodes(v))

@@ -6,6 +6,8 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "planner/intervals.h"
+
 namespace xopt::planner {
 
 const PlannedValue* MemoryPlan::find(const std::string& name) const {
@@ -151,6 +153,30 @@ Result<MemoryPlan> plan_from_json(const std::string& text) {
   }
 }
 
+namespace {
+
+// The arena an executor allocates is bounded by its values: no larger than where they end, or
+// than all of them side by side (a plan may leave bytes unused, e.g. a value made an alias after
+// planning; a lying one cannot ask for more than its values could ever take).
+Status check_arena(const MemoryPlan& plan, size_t end) {
+  const size_t needed = (end + plan.alignment - 1) / plan.alignment * plan.alignment;
+  size_t side_by_side = 0;
+  for (const PlannedValue& v : plan.values) {
+    if (v.size > std::numeric_limits<size_t>::max() - side_by_side) {
+      side_by_side = std::numeric_limits<size_t>::max();
+      break;
+    }
+    side_by_side += v.size;
+  }
+  if (plan.arena_bytes > std::max(needed, side_by_side))
+    return invalid_model("memory plan: arena of " + std::to_string(plan.arena_bytes) +
+                         " bytes, but its values end at byte " + std::to_string(end) +
+                         " and take " + std::to_string(side_by_side) + " bytes side by side");
+  return Status::ok();
+}
+
+}  // namespace
+
 Status check_plan(const MemoryPlan& plan) {
   // Values by name, and the root of each alias chain (aliases share their root's bytes by design),
   // each computed once: a chain of in-place ops is as long as the graph (a 10^4-node chain passed
@@ -218,7 +244,32 @@ Status check_plan(const MemoryPlan& plan) {
                              "' but lies outside its bytes");
     }
   }
-  // Sweep by offset: sort, then compare each value with those that start before it ends.
+  // Each alias group as one rectangle, its values' bytes by their steps (values of size 0 left
+  // out). Values of different groups can only clash where their groups' rectangles meet, and for
+  // a planner's plan no two do: checking that is a sweep over steps, O(n log n).
+  std::unordered_map<const PlannedValue*, size_t> group;
+  std::vector<Buffer> hulls;
+  std::vector<size_t> hull_offsets;
+  group.reserve(roots.size());
+  for (const auto& v : plan.values) {
+    if (v.size == 0) continue;
+    auto [it, fresh] = group.emplace(root_of(v), hulls.size());
+    if (fresh) {
+      hulls.push_back({v.size, v.first_step, v.last_step});
+      hull_offsets.push_back(v.offset);
+      continue;
+    }
+    Buffer& h = hulls[it->second];
+    size_t& offset = hull_offsets[it->second];
+    const size_t hull_end = std::max(offset + h.size, v.offset + v.size);
+    offset = std::min(offset, v.offset);
+    h.size = hull_end - offset;
+    h.first = std::min(h.first, v.first_step);
+    h.last = std::max(h.last, v.last_step);
+  }
+  if (!any_live_overlap(hulls, hull_offsets)) return check_arena(plan, end);
+  // Groups meet: compare the values themselves, sweeping by offset (each value with those that
+  // start before it ends), which names the first clashing pair.
   std::vector<const PlannedValue*> order;
   for (const auto& v : plan.values) order.push_back(&v);
   std::sort(order.begin(), order.end(),
@@ -243,23 +294,7 @@ Status check_plan(const MemoryPlan& plan) {
           std::to_string(std::min(a->offset + a->size, b->offset + b->size)) + ")");
     }
   }
-  // The arena an executor allocates is bounded by its values: no larger than where they end, or
-  // than all of them side by side (a plan may leave bytes unused, e.g. a value made an alias after
-  // planning; a lying one cannot ask for more than its values could ever take).
-  const size_t needed = (end + plan.alignment - 1) / plan.alignment * plan.alignment;
-  size_t side_by_side = 0;
-  for (const PlannedValue& v : plan.values) {
-    if (v.size > std::numeric_limits<size_t>::max() - side_by_side) {
-      side_by_side = std::numeric_limits<size_t>::max();
-      break;
-    }
-    side_by_side += v.size;
-  }
-  if (plan.arena_bytes > std::max(needed, side_by_side))
-    return invalid_model("memory plan: arena of " + std::to_string(plan.arena_bytes) +
-                         " bytes, but its values end at byte " + std::to_string(end) +
-                         " and take " + std::to_string(side_by_side) + " bytes side by side");
-  return Status::ok();
+  return check_arena(plan, end);
 }
 
 }  // namespace xopt::planner
