@@ -6,6 +6,7 @@
 // Shapes (all share one float[16] constant c, so c has ~N uses):
 //   chain     x -> Add(c) -> Relu -> Mul(c) -> Add(c) -> ...                      (one path)
 //   residual  h -> Mul(h, c) -> Relu -> Add(h, .) -> ...  each block reads h twice (a skip edge)
+#include <malloc.h>
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -102,8 +103,10 @@ double since(std::chrono::steady_clock::time_point& t) {
   return s;
 }
 
-// Resets the process's peak RSS (Linux: clear_refs 5), so each size reports its own peak.
+// Resets the process's peak RSS (Linux: clear_refs 5) to what it holds now, after handing the
+// previous size's freed memory back, so each size reports its own peak.
 void reset_peak_rss() {
+  malloc_trim(0);
   if (FILE* f = std::fopen("/proc/self/clear_refs", "w")) {
     std::fputs("5", f);
     std::fclose(f);

@@ -2,6 +2,7 @@
 // search matches an exhaustive search on tiny problems.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 
 #include "planner/strategies.h"
@@ -41,6 +42,66 @@ TEST(Intervals, PlacerFirstFitAndBestFitChooseDifferentGaps) {
   EXPECT_EQ(p.find(3, Placer::Fit::kFirst), 100u);
   EXPECT_EQ(p.find(3, Placer::Fit::kBest), 350u);
   EXPECT_EQ(p.arena(), 1000u);
+}
+
+// The sweep and the step index against their definitions, pair by pair, on random problems with
+// zero sizes and shared offsets: any_live_overlap is "some pair live together shares bytes", and
+// Placer::find is the gap search among every placed buffer live together with the new one.
+TEST(Intervals, SweepAndPlacerIndexMatchThePairwiseDefinitions) {
+  std::mt19937 rng(7);
+  int overlapping = 0;
+  for (int iter = 0; iter < 2000; ++iter) {
+    auto buffers = random_buffers(rng, 1 + static_cast<int>(rng() % 30),
+                                  2 + static_cast<int>(rng() % 40), 6, 8);
+    for (Buffer& b : buffers)
+      if (rng() % 10 == 0) b.size = 0;
+    std::vector<size_t> offsets(buffers.size());
+    for (size_t& o : offsets) o = 8 * (rng() % 12);
+    bool expected = false;
+    for (size_t x = 0; x < buffers.size(); ++x)
+      for (size_t y = x + 1; y < buffers.size(); ++y)
+        expected = expected || (buffers[x].size != 0 && buffers[y].size != 0 &&
+                                live_together(buffers[x], buffers[y]) &&
+                                offsets[x] < offsets[y] + buffers[y].size &&
+                                offsets[y] < offsets[x] + buffers[x].size);
+    ASSERT_EQ(any_live_overlap(buffers, offsets), expected) << "iteration " << iter;
+    overlapping += expected;
+    size_t arena = 0;
+    for (size_t i = 0; i < buffers.size(); ++i)
+      arena = std::max(arena, offsets[i] + buffers[i].size);
+    EXPECT_EQ(check_assignment(buffers, {offsets, arena, false}).is_ok(), !expected);
+
+    // Place a random half at random offsets, then ask for a gap for each of the others.
+    Placer placer(buffers);
+    std::vector<size_t> placed;
+    for (size_t i = 0; i < buffers.size(); ++i)
+      if (rng() % 2 == 0) placer.place(i, offsets[i]), placed.push_back(i);
+    for (size_t i = 0; i < buffers.size(); ++i) {
+      if (placer.placed(i)) continue;
+      std::vector<std::pair<size_t, size_t>> busy;
+      for (size_t k : placed)
+        if (buffers[k].size != 0 && live_together(buffers[k], buffers[i]))
+          busy.emplace_back(offsets[k], offsets[k] + buffers[k].size);
+      std::sort(busy.begin(), busy.end());
+      for (const Placer::Fit fit : {Placer::Fit::kFirst, Placer::Fit::kBest}) {
+        size_t top = 0, best = 0, best_gap = 0;
+        bool found = false;
+        for (const auto& [begin, end] : busy) {
+          if (begin > top && begin - top >= buffers[i].size) {
+            if (fit == Placer::Fit::kFirst) {
+              best = top, found = true;
+              break;
+            }
+            if (!found || begin - top < best_gap) best = top, best_gap = begin - top, found = true;
+          }
+          top = std::max(top, end);
+        }
+        EXPECT_EQ(placer.find(i, fit), found ? best : top) << "iteration " << iter;
+      }
+    }
+  }
+  EXPECT_GT(overlapping, 100);
+  EXPECT_LT(overlapping, 1900);
 }
 
 TEST(Strategies, GreedyBySizeReusesDeadBuffers) {
