@@ -8,7 +8,17 @@ size_t dtype_size(DType t) {
   switch (t) {
     case DType::kBool:
     case DType::kUInt8:
-    case DType::kInt8: return 1;
+    case DType::kInt8:
+    case DType::kFloat8E4M3FN:
+    case DType::kFloat8E4M3FNUZ:
+    case DType::kFloat8E5M2:
+    case DType::kFloat8E5M2FNUZ:
+    case DType::kUInt4:
+    case DType::kInt4:
+    case DType::kFloat4E2M1:
+    case DType::kFloat8E8M0:
+    case DType::kUInt2:
+    case DType::kInt2: return 1;
     case DType::kUInt16:
     case DType::kInt16:
     case DType::kFloat16:
@@ -27,6 +37,33 @@ size_t dtype_size(DType t) {
   return 0;
 }
 
+int dtype_bits(DType t) {
+  switch (t) {
+    case DType::kUInt4:
+    case DType::kInt4:
+    case DType::kFloat4E2M1: return 4;
+    case DType::kUInt2:
+    case DType::kInt2: return 2;
+    default: return static_cast<int>(8 * dtype_size(t));
+  }
+}
+
+bool is_narrow_float(DType t) {
+  switch (t) {
+    case DType::kFloat8E4M3FN:
+    case DType::kFloat8E4M3FNUZ:
+    case DType::kFloat8E5M2:
+    case DType::kFloat8E5M2FNUZ:
+    case DType::kFloat4E2M1:
+    case DType::kFloat8E8M0: return true;
+    default: return false;
+  }
+}
+
+bool is_narrow_int(DType t) {
+  return t == DType::kInt4 || t == DType::kUInt4 || t == DType::kInt2 || t == DType::kUInt2;
+}
+
 namespace {
 struct NameEntry {
   DType type;
@@ -42,6 +79,16 @@ constexpr NameEntry kNames[] = {
     {DType::kUInt32, "uint32"},       {DType::kUInt64, "uint64"},
     {DType::kComplex64, "complex64"}, {DType::kComplex128, "complex128"},
     {DType::kBFloat16, "bfloat16"},
+    {DType::kFloat8E4M3FN, "float8e4m3fn"},
+    {DType::kFloat8E4M3FNUZ, "float8e4m3fnuz"},
+    {DType::kFloat8E5M2, "float8e5m2"},
+    {DType::kFloat8E5M2FNUZ, "float8e5m2fnuz"},
+    {DType::kUInt4, "uint4"},
+    {DType::kInt4, "int4"},
+    {DType::kFloat4E2M1, "float4e2m1"},
+    {DType::kFloat8E8M0, "float8e8m0"},
+    {DType::kUInt2, "uint2"},
+    {DType::kInt2, "int2"},
 };
 }  // namespace
 
@@ -77,7 +124,8 @@ bool is_integer(DType t) {
 
 bool is_signed(DType t) {
   return is_float(t) || t == DType::kInt8 || t == DType::kInt16 || t == DType::kInt32 ||
-         t == DType::kInt64;
+         t == DType::kInt64 || t == DType::kInt4 || t == DType::kInt2 ||
+         (is_narrow_float(t) && t != DType::kFloat8E8M0);
 }
 
 float half_to_float(uint16_t h) {

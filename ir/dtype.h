@@ -27,10 +27,49 @@ enum class DType : int32_t {
   kComplex64 = 14,
   kComplex128 = 15,
   kBFloat16 = 16,
+  // The narrow types of opsets 19-25 (ONNX 1.14-1.20). In memory every element takes one byte, so
+  // numel * dtype_size stays the size of a tensor for every kernel and for the memory planner:
+  //  - the float8 formats and float4e2m1 hold their bit pattern in the low bits of a uint8_t
+  //    (convert with the functions of ir/narrow_float.h);
+  //  - int4/int2 hold a sign-extended int8_t, uint4/uint2 a uint8_t, always inside their range.
+  // The sub-byte types (dtype_bits < 8) are packed only where a tensor crosses the ONNX boundary:
+  // TensorProto raw_data, int32_data and external data hold them packed, low bits first (ONNX's
+  // layout), and ir/tensor_proto.cc packs and unpacks them there. Unpacking costs a copy that a
+  // memory-mapped external tensor of a wider type avoids; in exchange no kernel, view or planner
+  // size needs to know about packing. is_float / is_integer stay false for all of them: only
+  // Cast, CastLike, QuantizeLinear and DequantizeLinear compute with them.
+  kFloat8E4M3FN = 17,
+  kFloat8E4M3FNUZ = 18,
+  kFloat8E5M2 = 19,
+  kFloat8E5M2FNUZ = 20,
+  kUInt4 = 21,
+  kInt4 = 22,
+  kFloat4E2M1 = 23,
+  kFloat8E8M0 = 24,
+  kUInt2 = 25,
+  kInt2 = 26,
 };
 
-// Bytes per element; 0 for kUndefined and kString (strings are stored out of line).
+// The largest DType code xopt represents (ONNX's float6 types, 27 and 28, are not).
+inline constexpr int32_t kLastDTypeCode = 26;
+
+// Bytes per element in memory; 0 for kUndefined and kString (strings are stored out of line).
 size_t dtype_size(DType t);
+// Bits per element in ONNX's serialized form: 4 for int4, uint4 and float4e2m1, 2 for int2 and
+// uint2, 8 * dtype_size otherwise.
+int dtype_bits(DType t);
+// int4, uint4, int2, uint2, float4e2m1: packed in TensorProto, one byte each in memory.
+inline bool is_subbyte(DType t) {
+  return dtype_bits(t) > 0 && dtype_bits(t) < 8;
+}
+// The float8 formats and float4e2m1 (bit patterns in a byte).
+bool is_narrow_float(DType t);
+// int4, uint4, int2, uint2.
+bool is_narrow_int(DType t);
+// Whether a DType code (a TensorProto data_type or a `to` attribute) is one xopt represents.
+inline bool is_valid_dtype_code(int64_t code) {
+  return code >= 1 && code <= kLastDTypeCode;
+}
 // ONNX spelling: "float", "int64", "float16", ...
 std::string_view dtype_name(DType t);
 // Parses ONNX spellings ("float", "int64", ...); kUndefined when unknown.

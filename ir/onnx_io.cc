@@ -373,8 +373,9 @@ bool write_streamed(std::ostream& os, const Model& model, bool inferred_value_in
   for (const Value* v : model.graph->initializers()) {
     Item& it = items.emplace_back();
     const Tensor& t = *v->initializer();
-    const bool raw =
-        t.dtype() != DType::kString && v->initializer_encoding() != TensorEncoding::kTyped;
+    // Sub-byte types are packed on the way out (tensor_to_proto), so they take the copying path.
+    const bool raw = t.dtype() != DType::kString && !is_subbyte(t.dtype()) &&
+                     v->initializer_encoding() != TensorEncoding::kTyped;
     if (raw) {
       it.header.set_data_type(static_cast<int32_t>(t.dtype()));
       for (int64_t d : t.dims()) it.header.add_dims(d);
@@ -626,10 +627,10 @@ Status save_model(const Model& model, const std::string& path, const SaveOptions
   size_t offset = 0;
   for (const Value* v : model.graph->initializers()) {
     const Tensor& t = *v->initializer();
-    if (t.dtype() == DType::kString || t.nbytes() < options.external_threshold) continue;
+    if (t.dtype() == DType::kString || packed_nbytes(t) < options.external_threshold) continue;
     offset = (offset + 4095) & ~size_t{4095};
     placed.emplace_back(v, offset);
-    offset += t.nbytes();
+    offset += packed_nbytes(t);
   }
   std::unordered_map<const Value*, size_t> where(placed.begin(), placed.end());
   auto put = [&](const Value* v, onnx::TensorProto& tp) {
@@ -654,7 +655,7 @@ Status save_model(const Model& model, const std::string& path, const SaveOptions
     };
     kv("location", data_name);
     kv("offset", std::to_string(it->second));
-    kv("length", std::to_string(t.nbytes()));
+    kv("length", std::to_string(packed_nbytes(t)));
   };
   onnx::ModelProto proto = ModelIO::to_proto(model, options.write_inferred_value_info, put);
   if (proto.ByteSizeLong() >= kTwoGiB)
@@ -666,8 +667,10 @@ Status save_model(const Model& model, const std::string& path, const SaveOptions
     for (const auto& [v, off] : placed) {
       if (off > pos) os.write(zeros, static_cast<std::streamsize>(off - pos));
       const Tensor& t = *v->initializer();
-      const char* p = static_cast<const char*>(t.raw_data());
-      size_t n = t.nbytes();
+      // Sub-byte tensors are packed into a temporary (half or a quarter of their memory size).
+      const std::string packed = is_subbyte(t.dtype()) ? packed_data(t) : std::string();
+      const char* p = is_subbyte(t.dtype()) ? packed.data() : static_cast<const char*>(t.raw_data());
+      size_t n = packed_nbytes(t);
       // Write in chunks so a huge tensor never needs a second copy in memory.
       for (size_t done = 0; done < n;) {
         size_t chunk = std::min<size_t>(n - done, size_t{64} << 20);

@@ -1,5 +1,7 @@
 #include "ir/tensor.h"
 
+#include "ir/narrow_float.h"
+
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -112,6 +114,17 @@ auto visit_numeric(DType t, const void* p, int64_t i, F&& f) {
     case DType::kBool: return f(static_cast<const bool*>(p)[i]);
     case DType::kFloat16: return f(half_to_float(static_cast<const uint16_t*>(p)[i]));
     case DType::kBFloat16: return f(bfloat16_to_float(static_cast<const uint16_t*>(p)[i]));
+    case DType::kInt4:
+    case DType::kInt2: return f(static_cast<const int8_t*>(p)[i]);  // sign-extended in memory
+    case DType::kUInt4:
+    case DType::kUInt2: return f(static_cast<const uint8_t*>(p)[i]);
+    case DType::kFloat8E4M3FN:
+    case DType::kFloat8E4M3FNUZ:
+    case DType::kFloat8E5M2:
+    case DType::kFloat8E5M2FNUZ:
+    case DType::kFloat4E2M1:
+    case DType::kFloat8E8M0:
+      return f(narrow_float_to_float(t, static_cast<const uint8_t*>(p)[i]));
     default: return f(0);
   }
 }

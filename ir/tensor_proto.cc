@@ -7,6 +7,8 @@
 #include <mutex>
 #include <tuple>
 
+#include "ir/narrow_float.h"
+
 namespace xopt::ir {
 
 namespace fs = std::filesystem;
@@ -56,6 +58,24 @@ std::shared_ptr<MappedStorage> map_cached(const std::string& path, std::string* 
   auto m = MappedStorage::map(path, error);
   if (m) cache[key] = m;
   return m;
+}
+
+// ONNX packs sub-byte elements low bits first: two 4-bit or four 2-bit elements a byte.
+void unpack_subbyte(DType t, const uint8_t* in, int64_t n, uint8_t* out) {
+  const int bits = dtype_bits(t);
+  const int per = 8 / bits;
+  const unsigned mask = (1u << bits) - 1;
+  for (int64_t i = 0; i < n; ++i) {
+    const unsigned v = (in[i / per] >> ((i % per) * bits)) & mask;
+    out[i] = is_narrow_int(t) ? wrap_narrow_int(t, v) : static_cast<uint8_t>(v);
+  }
+}
+
+// A sub-byte tensor's packed bytes, unpacked into a new tensor of one byte per element.
+Tensor unpacked(DType t, std::vector<int64_t> dims, const uint8_t* packed) {
+  Tensor out(t, std::move(dims));
+  unpack_subbyte(t, packed, out.numel(), static_cast<uint8_t*>(out.mutable_raw_data()));
+  return out;
 }
 
 template <typename Dst, typename Src>
@@ -146,9 +166,24 @@ Status decode_typed(const onnx::TensorProto& p, Tensor& t) {
       copy_field<uint16_t>(t, p.int32_data());
       break;
     case DType::kUInt8:
+    case DType::kFloat8E4M3FN:
+    case DType::kFloat8E4M3FNUZ:
+    case DType::kFloat8E5M2:
+    case DType::kFloat8E5M2FNUZ:
+    case DType::kFloat8E8M0:
       XOPT_RETURN_IF_ERROR(check(p.int32_data_size(), 1));
       copy_field<uint8_t>(t, p.int32_data());
       break;
+    case DType::kUInt4:
+    case DType::kInt4:
+    case DType::kFloat4E2M1:
+    case DType::kUInt2:
+    case DType::kInt2: {
+      std::vector<uint8_t> bytes(p.int32_data().begin(), p.int32_data().end());
+      unpack_subbyte(t.dtype(), bytes.data(), t.numel(),
+                     static_cast<uint8_t*>(t.mutable_raw_data()));
+      break;
+    }
     case DType::kBool: {
       XOPT_RETURN_IF_ERROR(check(p.int32_data_size(), 1));
       auto* out = t.mutable_data<bool>();
@@ -197,7 +232,7 @@ Result<Tensor> tensor_from_proto(onnx::TensorProto p, const std::string& base_di
       }
     }
     XOPT_ASSIGN_OR_RETURN(std::string path, resolve_external_path(base_dir, location));
-    const auto expect = static_cast<int64_t>(static_cast<size_t>(n) * dtype_size(dtype));
+    const auto expect = static_cast<int64_t>(packed_nbytes(dtype, n));
     if (dtype == DType::kString)
       return unsupported("tensor '" + p.name() + "': external string data");
     if (length >= 0 && length != expect)
@@ -212,6 +247,9 @@ Result<Tensor> tensor_from_proto(onnx::TensorProto p, const std::string& base_di
       return invalid_model("tensor '" + p.name() + "': external data [" + std::to_string(offset) +
                            ", +" + std::to_string(expect) + ") is past the end of '" + location +
                            "'");
+    if (is_subbyte(dtype))  // unpacked into memory of its own (see ir/dtype.h)
+      return unpacked(dtype, std::move(dims),
+                      reinterpret_cast<const uint8_t*>(storage->data()) + static_cast<size_t>(offset));
     return Tensor(dtype, std::move(dims), storage, static_cast<size_t>(offset));
   }
 
@@ -224,10 +262,12 @@ Result<Tensor> tensor_from_proto(onnx::TensorProto p, const std::string& base_di
   }
   if (p.has_raw_data()) {
     if (encoding) *encoding = TensorEncoding::kRaw;
-    const size_t expect = static_cast<size_t>(n) * dtype_size(dtype);
+    const size_t expect = packed_nbytes(dtype, n);
     if (p.raw_data().size() != expect)
       return invalid_model("tensor '" + p.name() + "' has " + std::to_string(p.raw_data().size()) +
                            " bytes of raw_data, expected " + std::to_string(expect));
+    if (is_subbyte(dtype))
+      return unpacked(dtype, std::move(dims), reinterpret_cast<const uint8_t*>(p.raw_data().data()));
     auto storage = std::make_shared<OwnedStorage>(std::move(*p.mutable_raw_data()));
     return Tensor(dtype, std::move(dims), std::move(storage));
   }
@@ -235,12 +275,38 @@ Result<Tensor> tensor_from_proto(onnx::TensorProto p, const std::string& base_di
   // Check the payload's element count before allocating: a malformed proto must not make us
   // allocate whatever its dims claim.
   const int64_t have = typed_count(p, dtype);
-  if (have != n)
+  // Sub-byte types hold one packed byte per int32.
+  if (is_subbyte(dtype) && static_cast<size_t>(have) != packed_nbytes(dtype, n))
+    return invalid_model("tensor '" + p.name() + "' has " + std::to_string(have) +
+                         " packed bytes for " + std::to_string(n) + " elements");
+  if (!is_subbyte(dtype) && have != n)
     return invalid_model("tensor '" + p.name() + "' has " + std::to_string(have) + " values for " +
                          std::to_string(n) + " elements");
   Tensor t(dtype, std::move(dims));
   XOPT_RETURN_IF_ERROR(decode_typed(p, t));
   return t;
+}
+
+size_t packed_nbytes(DType t, int64_t numel) {
+  return (static_cast<size_t>(numel) * static_cast<size_t>(dtype_bits(t)) + 7) / 8;
+}
+
+size_t packed_nbytes(const Tensor& t) {
+  return packed_nbytes(t.dtype(), t.numel());
+}
+
+std::string packed_data(const Tensor& t) {
+  if (!is_subbyte(t.dtype()))
+    return std::string(static_cast<const char*>(t.raw_data()), t.nbytes());
+  std::string out(packed_nbytes(t), '\0');
+  const int bits = dtype_bits(t.dtype());
+  const int per = 8 / bits;
+  const unsigned mask = (1u << bits) - 1;
+  const auto* in = static_cast<const uint8_t*>(t.raw_data());
+  for (int64_t i = 0; i < t.numel(); ++i)
+    out[static_cast<size_t>(i / per)] = static_cast<char>(
+        static_cast<uint8_t>(out[static_cast<size_t>(i / per)]) | ((in[i] & mask) << ((i % per) * bits)));
+  return out;
 }
 
 onnx::TensorProto tensor_to_proto(const Tensor& t, TensorEncoding encoding) {
@@ -249,6 +315,15 @@ onnx::TensorProto tensor_to_proto(const Tensor& t, TensorEncoding encoding) {
   for (int64_t d : t.dims()) p.add_dims(d);
   if (t.dtype() == DType::kString) {
     for (const auto& s : t.strings()) p.add_string_data(s);
+    return p;
+  }
+  if (is_subbyte(t.dtype())) {
+    std::string packed = packed_data(t);
+    if (encoding != TensorEncoding::kTyped) {
+      p.set_raw_data(std::move(packed));
+    } else {
+      for (char c : packed) p.add_int32_data(static_cast<uint8_t>(c));
+    }
     return p;
   }
   if (encoding != TensorEncoding::kTyped) {
@@ -288,8 +363,15 @@ onnx::TensorProto tensor_to_proto(const Tensor& t, TensorEncoding encoding) {
       for (int64_t i = 0; i < n; ++i) p.add_int32_data(t.data<int8_t>()[i]);
       break;
     case DType::kUInt8:
-      for (int64_t i = 0; i < n; ++i) p.add_int32_data(t.data<uint8_t>()[i]);
+    case DType::kFloat8E4M3FN:
+    case DType::kFloat8E4M3FNUZ:
+    case DType::kFloat8E5M2:
+    case DType::kFloat8E5M2FNUZ:
+    case DType::kFloat8E8M0: {
+      const auto* b = static_cast<const uint8_t*>(t.raw_data());
+      for (int64_t i = 0; i < n; ++i) p.add_int32_data(b[i]);
       break;
+    }
     case DType::kBool:
       for (int64_t i = 0; i < n; ++i) p.add_int32_data(t.data<bool>()[i] ? 1 : 0);
       break;

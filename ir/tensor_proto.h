@@ -19,6 +19,13 @@ Result<Tensor> tensor_from_proto(onnx::TensorProto p, const std::string& base_di
 // Encodes a tensor with its payload inline: raw_data, or typed fields when `encoding` is kTyped.
 onnx::TensorProto tensor_to_proto(const Tensor& t, TensorEncoding encoding = TensorEncoding::kRaw);
 
+// Bytes of a tensor's payload in ONNX's serialized form (raw_data, external data): the sub-byte
+// types are packed there (ir/dtype.h), every other type is its in-memory size.
+size_t packed_nbytes(DType t, int64_t numel);
+size_t packed_nbytes(const Tensor& t);
+// That payload: the in-memory bytes, packed for the sub-byte types.
+std::string packed_data(const Tensor& t);
+
 // Resolves an external-data `location` against the model folder and refuses anything that escapes it:
 // absolute paths, "..", and symbolic links pointing outside. Returns the resolved path.
 Result<std::string> resolve_external_path(const std::string& base_dir, const std::string& location);

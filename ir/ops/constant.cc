@@ -30,7 +30,7 @@ Status infer_constant(InferenceContext& ctx) {
   if (const auto* a = n.attr("value")) {
     const onnx::TensorProto& tp = a->t();
     DType dt = static_cast<DType>(tp.data_type());
-    if (tp.data_type() < 1 || tp.data_type() > static_cast<int>(DType::kBFloat16))
+    if (!is_valid_dtype_code(tp.data_type()))
       return unsupported(n.describe() + ": tensor element type " + std::to_string(tp.data_type()) +
                          " is not supported");
     std::vector<int64_t> dims(tp.dims().begin(), tp.dims().end());

@@ -1,6 +1,7 @@
 // Unary pointwise ops, Clip, Cast/CastLike and Identity: the output has the input's shape.
 #include <cctype>
 
+#include "ir/narrow_float.h"
 #include "ir/ops/op_helpers.h"
 
 namespace xopt::ir::ops {
@@ -29,8 +30,12 @@ Status infer_clip_inputs(InferenceContext& ctx) {
   return infer_same_as_input(ctx);
 }
 
-bool is_supported_dtype(int64_t t) {
-  return t >= 1 && t <= static_cast<int64_t>(DType::kBFloat16);
+// Refuses a narrow type (ir/narrow_float.h) before the opset that added it to Cast and CastLike.
+Status check_type_opset(const InferenceContext& ctx, DType t) {
+  const int since = narrow_type_opset(t);
+  if (since > ctx.opset())
+    return ctx.error(std::string(dtype_name(t)) + " needs opset " + std::to_string(since));
+  return Status::ok();
 }
 
 // Integer data survives a cast to another integer type (or bool) when the values fit.
@@ -103,16 +108,20 @@ Status infer_cast(InferenceContext& ctx) {
     if (t == DType::kUndefined)
       return ctx.error("attribute 'to' names an unknown type '" + to->s() + "'");
   } else {
-    if (!is_supported_dtype(to->i()))
+    if (!is_valid_dtype_code(to->i()))
       return unsupported(ctx.node().describe() + ": Cast to element type " +
                          std::to_string(to->i()) + " is not supported");
     t = static_cast<DType>(to->i());
   }
+  XOPT_RETURN_IF_ERROR(check_type_opset(ctx, t));
+  XOPT_RETURN_IF_ERROR(check_type_opset(ctx, ctx.input_dtype(0)));
   return finish_cast(ctx, t);
 }
 
 Status infer_cast_like(InferenceContext& ctx) {
   XOPT_RETURN_IF_ERROR(check_arity(ctx, 2, 2));
+  XOPT_RETURN_IF_ERROR(check_type_opset(ctx, ctx.input_dtype(0)));
+  XOPT_RETURN_IF_ERROR(check_type_opset(ctx, ctx.input_dtype(1)));
   return finish_cast(ctx, ctx.input_dtype(1));
 }
 

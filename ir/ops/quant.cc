@@ -2,6 +2,7 @@
 // DynamicQuantizeLinear, MatMulInteger, ConvInteger, QLinearMatMul, QLinearConv, and onnxruntime's
 // com.microsoft DynamicQuantizeMatMul and MatMulIntegerToFloat (contrib_defs.cc,
 // quantization_defs.cc).
+#include "ir/narrow_float.h"
 #include "ir/ops/op_helpers.h"
 
 namespace xopt::ir::ops {
@@ -41,6 +42,17 @@ Status check_scale(const InferenceContext& ctx) {
   return Status::ok();
 }
 
+// Refuses a narrow type (ir/narrow_float.h) before the opset that added it to QuantizeLinear and
+// DequantizeLinear; float8e8m0 is only ever a scale.
+Status check_type_opset(const InferenceContext& ctx, DType t, bool quantized) {
+  const int since = narrow_type_opset(t);
+  if (since > ctx.opset())
+    return ctx.error(std::string(dtype_name(t)) + " needs opset " + std::to_string(since));
+  if (quantized && t == DType::kFloat8E8M0)
+    return ctx.error("float8e8m0 is a scale type, not a quantized type");
+  return Status::ok();
+}
+
 Status infer_quantize_linear(InferenceContext& ctx) {
   XOPT_RETURN_IF_ERROR(check_arity(ctx, 2, 3));
   XOPT_RETURN_IF_ERROR(check_scale(ctx));
@@ -52,8 +64,13 @@ Status infer_quantize_linear(InferenceContext& ctx) {
       return ctx.error("output_dtype " + std::to_string(attr) + " differs from the zero point's " +
                        std::string(dtype_name(t)));
   } else if (attr != 0) {
+    if (!is_valid_dtype_code(attr))
+      return unsupported(ctx.node().describe() + ": output_dtype " + std::to_string(attr) +
+                         " is not supported");
     t = static_cast<DType>(attr);
   }
+  XOPT_RETURN_IF_ERROR(check_type_opset(ctx, t, true));
+  XOPT_RETURN_IF_ERROR(check_type_opset(ctx, ctx.input_dtype(1), false));
   ctx.set_output(0, t, ctx.input_shape(0));
   return Status::ok();
 }
@@ -66,6 +83,8 @@ Status infer_dequantize_linear(InferenceContext& ctx) {
   DType t = ctx.opset() >= 19 ? ctx.input_dtype(1) : DType::kFloat;
   const int64_t attr = ctx.opset() >= 23 ? ctx.node().attr_int("output_dtype", 0) : 0;
   if (attr != 0) t = static_cast<DType>(attr);
+  XOPT_RETURN_IF_ERROR(check_type_opset(ctx, ctx.input_dtype(0), true));
+  XOPT_RETURN_IF_ERROR(check_type_opset(ctx, ctx.input_dtype(1), false));
   ctx.set_output(0, t, ctx.input_shape(0));
   return Status::ok();
 }

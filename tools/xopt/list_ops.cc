@@ -38,9 +38,11 @@ int list_ops(const DeviceFlags& device) {
   // reports cases outside them as unsupported, with the reason.
   std::fputs(
       "claims cover tensors of float, double, float16, bfloat16, int8/16/32/64, uint8/16/32/64 "
-      "and bool where the op's spec allows them (string for Equal and data movement); not "
-      "claimed: float8 (e4m3fn, e4m3fnuz, e5m2, e5m2fnuz), int2, uint2, int4, uint4, float4e2m1, "
-      "sequence/optional/map values, and Dropout in training mode with ratio > 0 (random mask)\n",
+      "and bool where the op's spec allows them (string for Equal and data movement); the "
+      "narrow types float8 (e4m3fn, e4m3fnuz, e5m2, e5m2fnuz), float8e8m0, float4e2m1, int4, "
+      "uint4, int2 and uint2 only for Cast, CastLike, QuantizeLinear and DequantizeLinear, from "
+      "the opsets that add them; not claimed: float6 (e2m3, e3m2), sequence/optional/map values, "
+      "and Dropout in training mode with ratio > 0 (random mask)\n",
       stderr);
   // Standard ops with no kernel yet, by why they wait (issue 13).
   std::fputs(

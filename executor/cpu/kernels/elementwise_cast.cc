@@ -1,14 +1,19 @@
-// Cast and CastLike between every numeric type, bool, float16, bfloat16 and string. Float types to
-// integers truncate toward zero (see ew::convert for NaN and out-of-range values); to float16 and
-// bfloat16 round to nearest even. The float8/float4/int4/int2 types of opsets 19-25 are not
-// represented in xopt's IR: a model using them is refused as unsupported (so is `saturate`'s only
-// effect, which concerns float8 targets).
+// Cast and CastLike between every numeric type, bool, float16, bfloat16, string and the narrow
+// types of opsets 19-25. Float types to integers truncate toward zero (see ew::convert for NaN and
+// out-of-range values); to float16 and bfloat16 round to nearest even.
+//
+// The narrow types (ir/dtype.h) go through a wide type: a float8/float4e2m1/float8e8m0 source is
+// decoded to float (exactly), an int4/uint4/int2/uint2 source widened to int8/uint8; a narrow
+// float target is encoded from double (one rounding, `saturate` and `round_mode` as in
+// ir/narrow_float.h), a narrow integer target takes the low bits of the value as int64 (the spec's
+// "discard higher bits" for integers; the ONNX tests expect the same wrap-around from floats).
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <string>
 
 #include "executor/cpu/kernels/elementwise.h"
+#include "ir/narrow_float.h"
 
 namespace xopt::exec {
 namespace {
@@ -81,14 +86,9 @@ C from_text(const std::string& s) {
   }
 }
 
-Status cast_to(KernelContext& ctx, const ir::Tensor& x, ir::DType to) {
-  if (!is_castable(x.dtype()))
-    return ctx.unsupported("Cast from " + std::string(ir::dtype_name(x.dtype())) +
-                           " is not supported");
-  if (!is_castable(to))
-    return ctx.unsupported("Cast to " + std::string(ir::dtype_name(to)) + " (type " +
-                           std::to_string(static_cast<int>(to)) + ") is not supported");
-  XOPT_ASSIGN_OR_RETURN(ir::Tensor * y, ctx.output(0, to, x.dims()));
+// Converts x into y (allocated, of the target type, same dims) between the standard types.
+Status convert_into(const ir::Tensor& x, ir::Tensor* y) {
+  const ir::DType to = y->dtype();
   const int64_t n = x.numel();
   if (x.dtype() == ir::DType::kString && to == ir::DType::kString) {
     y->mutable_strings() = x.strings();
@@ -136,6 +136,81 @@ Status cast_to(KernelContext& ctx, const ir::Tensor& x, ir::DType to) {
   });
 }
 
+// The attributes that only concern narrow float targets.
+struct NarrowOptions {
+  bool saturate = true;
+  ir::E8M0Rounding rounding = ir::E8M0Rounding::kUp;
+};
+
+// A narrow source as a standard tensor holding the same values: float for the narrow floats,
+// int8/uint8 for the narrow integers (whose bytes already are those values).
+ir::Tensor widen(const ir::Tensor& x) {
+  const int64_t n = x.numel();
+  const auto* b = static_cast<const uint8_t*>(x.raw_data());
+  if (ir::is_narrow_float(x.dtype())) {
+    ir::Tensor out(ir::DType::kFloat, x.dims());
+    float* o = out.mutable_data<float>();
+    for (int64_t i = 0; i < n; ++i) o[i] = ir::narrow_float_to_float(x.dtype(), b[i]);
+    return out;
+  }
+  const bool sign = x.dtype() == ir::DType::kInt4 || x.dtype() == ir::DType::kInt2;
+  ir::Tensor out(sign ? ir::DType::kInt8 : ir::DType::kUInt8, x.dims());
+  if (n > 0) std::memcpy(out.mutable_raw_data(), b, static_cast<size_t>(n));
+  return out;
+}
+
+Status cast_to(KernelContext& ctx, const ir::Tensor& x, ir::DType to, const NarrowOptions& o) {
+  for (ir::DType t : {x.dtype(), to}) {
+    const int since = ir::narrow_type_opset(t);
+    if (since > ctx.opset())
+      return ctx.error(std::string(ir::dtype_name(t)) + " needs opset " + std::to_string(since) +
+                       " (the node has " + std::to_string(ctx.opset()) + ")");
+  }
+  if (!is_castable(x.dtype()) && ir::narrow_type_opset(x.dtype()) == 0)
+    return ctx.unsupported("Cast from " + std::string(ir::dtype_name(x.dtype())) +
+                           " is not supported");
+  if (!is_castable(to) && ir::narrow_type_opset(to) == 0)
+    return ctx.unsupported("Cast to " + std::string(ir::dtype_name(to)) + " (type " +
+                           std::to_string(static_cast<int>(to)) + ") is not supported");
+  // Everything is read from x before the output is allocated: it may share x's bytes.
+  ir::Tensor wide_x;
+  const ir::Tensor* src = &x;
+  if (ir::narrow_type_opset(x.dtype()) != 0) {
+    wide_x = widen(x);
+    src = &wide_x;
+  }
+  if (ir::narrow_type_opset(to) == 0) {
+    XOPT_ASSIGN_OR_RETURN(ir::Tensor * y, ctx.output(0, to, x.dims()));
+    return convert_into(*src, y);
+  }
+  const int64_t n = x.numel();
+  ir::Tensor wide(ir::is_narrow_int(to) ? ir::DType::kInt64 : ir::DType::kDouble, x.dims());
+  XOPT_RETURN_IF_ERROR(convert_into(*src, &wide));
+  XOPT_ASSIGN_OR_RETURN(ir::Tensor * y, ctx.output_uninit(0, to, x.dims()));
+  auto* out = static_cast<uint8_t*>(y->mutable_raw_data());
+  if (ir::is_narrow_int(to)) {
+    const int64_t* w = wide.data<int64_t>();
+    for (int64_t i = 0; i < n; ++i) out[i] = ir::wrap_narrow_int(to, w[i]);
+  } else {
+    const double* w = wide.data<double>();
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = ir::float_to_narrow_float(to, w[i], o.saturate, o.rounding);
+  }
+  return Status::ok();
+}
+
+// Cast's and CastLike's `saturate` (opset 19) and `round_mode` (opset 24).
+Result<NarrowOptions> narrow_options(const KernelContext& ctx) {
+  NarrowOptions o;
+  if (ctx.opset() >= 19) o.saturate = ctx.node().attr_int("saturate", 1) != 0;
+  if (ctx.opset() >= 24) {
+    const std::string mode = ctx.node().attr_string("round_mode", "up");
+    if (!ir::parse_e8m0_rounding(mode, &o.rounding))
+      return ctx.error("round_mode '" + mode + "' is not one of up, down, nearest");
+  }
+  return o;
+}
+
 Status cast(KernelContext& ctx) {
   XOPT_ASSIGN_OR_RETURN(const ir::Tensor* x, ew::required_input(ctx, 0));
   const auto* to = ctx.node().attr("to");
@@ -150,13 +225,15 @@ Status cast(KernelContext& ctx) {
   } else {
     return ctx.error("attribute 'to' has no value");
   }
-  return cast_to(ctx, *x, t);
+  XOPT_ASSIGN_OR_RETURN(NarrowOptions o, narrow_options(ctx));
+  return cast_to(ctx, *x, t, o);
 }
 
 Status cast_like(KernelContext& ctx) {
   XOPT_ASSIGN_OR_RETURN(const ir::Tensor* x, ew::required_input(ctx, 0));
   XOPT_ASSIGN_OR_RETURN(const ir::Tensor* like, ew::required_input(ctx, 1));
-  return cast_to(ctx, *x, like->dtype());
+  XOPT_ASSIGN_OR_RETURN(NarrowOptions o, narrow_options(ctx));
+  return cast_to(ctx, *x, like->dtype(), o);
 }
 
 }  // namespace

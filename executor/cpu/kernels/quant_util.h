@@ -45,8 +45,9 @@ Status dispatch_quantized(const KernelContext& ctx, ir::DType t, F&& f) {
       return f(TypeTag<int32_t>{});
     default:
       return ctx.unsupported("quantized type " + std::string(ir::dtype_name(t)) +
-                             " (int8, uint8, int16, uint16 and int32 only; int4, uint4, int2, "
-                             "uint2 and the float8/float4 types are not represented in xopt's IR)");
+                             " (int8, uint8, int16, uint16 and int32 only; QuantizeLinear and "
+                             "DequantizeLinear also take int4, uint4, int2, uint2 and the "
+                             "float8/float4 types)");
   }
 }
 
