@@ -18,7 +18,8 @@ size_t dtype_size(DType t) {
     case DType::kFloat4E2M1:
     case DType::kFloat8E8M0:
     case DType::kUInt2:
-    case DType::kInt2: return 1;
+    case DType::kInt2:
+      return 1;
     case DType::kUInt16:
     case DType::kInt16:
     case DType::kFloat16:
@@ -41,10 +42,13 @@ int dtype_bits(DType t) {
   switch (t) {
     case DType::kUInt4:
     case DType::kInt4:
-    case DType::kFloat4E2M1: return 4;
+    case DType::kFloat4E2M1:
+      return 4;
     case DType::kUInt2:
-    case DType::kInt2: return 2;
-    default: return static_cast<int>(8 * dtype_size(t));
+    case DType::kInt2:
+      return 2;
+    default:
+      return static_cast<int>(8 * dtype_size(t));
   }
 }
 
@@ -55,8 +59,10 @@ bool is_narrow_float(DType t) {
     case DType::kFloat8E5M2:
     case DType::kFloat8E5M2FNUZ:
     case DType::kFloat4E2M1:
-    case DType::kFloat8E8M0: return true;
-    default: return false;
+    case DType::kFloat8E8M0:
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -70,14 +76,22 @@ struct NameEntry {
   std::string_view name;
 };
 constexpr NameEntry kNames[] = {
-    {DType::kUndefined, "undefined"}, {DType::kFloat, "float"},
-    {DType::kUInt8, "uint8"},         {DType::kInt8, "int8"},
-    {DType::kUInt16, "uint16"},       {DType::kInt16, "int16"},
-    {DType::kInt32, "int32"},         {DType::kInt64, "int64"},
-    {DType::kString, "string"},       {DType::kBool, "bool"},
-    {DType::kFloat16, "float16"},     {DType::kDouble, "double"},
-    {DType::kUInt32, "uint32"},       {DType::kUInt64, "uint64"},
-    {DType::kComplex64, "complex64"}, {DType::kComplex128, "complex128"},
+    {DType::kUndefined, "undefined"},
+    {DType::kFloat, "float"},
+    {DType::kUInt8, "uint8"},
+    {DType::kInt8, "int8"},
+    {DType::kUInt16, "uint16"},
+    {DType::kInt16, "int16"},
+    {DType::kInt32, "int32"},
+    {DType::kInt64, "int64"},
+    {DType::kString, "string"},
+    {DType::kBool, "bool"},
+    {DType::kFloat16, "float16"},
+    {DType::kDouble, "double"},
+    {DType::kUInt32, "uint32"},
+    {DType::kUInt64, "uint64"},
+    {DType::kComplex64, "complex64"},
+    {DType::kComplex128, "complex128"},
     {DType::kBFloat16, "bfloat16"},
     {DType::kFloat8E4M3FN, "float8e4m3fn"},
     {DType::kFloat8E4M3FNUZ, "float8e4m3fnuz"},

@@ -15,11 +15,16 @@ struct Format {
 
 Format format_of(DType t) {
   switch (t) {
-    case DType::kFloat8E4M3FN: return {4, 3, 7, Format::kFn, 0x7e};
-    case DType::kFloat8E4M3FNUZ: return {4, 3, 8, Format::kFnuz, 0x7f};
-    case DType::kFloat8E5M2: return {5, 2, 15, Format::kIeee, 0x7b};
-    case DType::kFloat8E5M2FNUZ: return {5, 2, 16, Format::kFnuz, 0x7f};
-    default: return {2, 1, 1, Format::kNoSpecial, 0x7};  // float4e2m1
+    case DType::kFloat8E4M3FN:
+      return {4, 3, 7, Format::kFn, 0x7e};
+    case DType::kFloat8E4M3FNUZ:
+      return {4, 3, 8, Format::kFnuz, 0x7f};
+    case DType::kFloat8E5M2:
+      return {5, 2, 15, Format::kIeee, 0x7b};
+    case DType::kFloat8E5M2FNUZ:
+      return {5, 2, 16, Format::kFnuz, 0x7f};
+    default:
+      return {2, 1, 1, Format::kNoSpecial, 0x7};  // float4e2m1
   }
 }
 
@@ -29,12 +34,18 @@ uint8_t sign_bit(const Format& f) {
 
 uint8_t nan_code(const Format& f, bool negative) {
   switch (f.kind) {
-    case Format::kFn: return static_cast<uint8_t>(negative ? 0xff : 0x7f);
-    case Format::kFnuz: return 0x80;
-    case Format::kIeee: return static_cast<uint8_t>(negative ? 0xfe : 0x7e);
-    case Format::kNoSpecial: break;
+    case Format::kFn:
+      return static_cast<uint8_t>(negative ? 0xff : 0x7f);
+    case Format::kFnuz:
+      return 0x80;
+    case Format::kIeee:
+      return static_cast<uint8_t>(negative ? 0xfe : 0x7e);
+    case Format::kNoSpecial:
+      break;
   }
-  return 0x8;  // ml_dtypes' float4e2m1 NaN: negative zero
+  // float4e2m1 has no NaN: ml_dtypes (the reference's cast) gives 0x8 (-0) for NaN and 0x0 for
+  // -NaN; kept for bit-exactness.
+  return static_cast<uint8_t>(negative ? 0x0 : 0x8);
 }
 
 float e8m0_to_float(uint8_t bits) {
@@ -51,7 +62,8 @@ uint8_t float_to_e8m0(float f, bool saturate, E8M0Rounding rounding) {
   if (rounding == E8M0Rounding::kUp) {
     round_up = (b & 0x7fffff) != 0;
   } else if (rounding == E8M0Rounding::kNearest) {
-    // The reference's test, kept as is: guard bit, and round bit, sticky bits or a nonzero exponent.
+    // The reference's test, kept as is: guard bit, and round bit, sticky bits or a nonzero
+    // exponent.
     const bool g = (b & 0x400000) != 0, r = (b & 0x200000) != 0, s = (b & 0x1fffff) != 0;
     round_up = g && (r || s || exponent > 0);
   }
@@ -92,11 +104,12 @@ float narrow_float_to_float(DType t, uint8_t bits) {
     case Format::kIeee:
       if (e == top) return m == 0 ? (negative ? -INFINITY : INFINITY) : std::nanf("");
       break;
-    case Format::kNoSpecial: break;
+    case Format::kNoSpecial:
+      break;
   }
-  const float v = e == 0 ? std::ldexp(static_cast<float>(m), 1 - f.bias - f.man_bits)
-                         : std::ldexp(static_cast<float>((1 << f.man_bits) | m),
-                                      e - f.bias - f.man_bits);
+  const float v =
+      e == 0 ? std::ldexp(static_cast<float>(m), 1 - f.bias - f.man_bits)
+             : std::ldexp(static_cast<float>((1 << f.man_bits) | m), e - f.bias - f.man_bits);
   return negative ? -v : v;
 }
 
@@ -150,10 +163,14 @@ int64_t narrow_int_min(DType t) {
 
 int64_t narrow_int_max(DType t) {
   switch (t) {
-    case DType::kInt4: return 7;
-    case DType::kUInt4: return 15;
-    case DType::kInt2: return 1;
-    default: return 3;
+    case DType::kInt4:
+      return 7;
+    case DType::kUInt4:
+      return 15;
+    case DType::kInt2:
+      return 1;
+    default:
+      return 3;
   }
 }
 
@@ -166,14 +183,20 @@ int narrow_type_opset(DType t) {
     case DType::kFloat8E4M3FN:
     case DType::kFloat8E4M3FNUZ:
     case DType::kFloat8E5M2:
-    case DType::kFloat8E5M2FNUZ: return 19;
+    case DType::kFloat8E5M2FNUZ:
+      return 19;
     case DType::kUInt4:
-    case DType::kInt4: return 21;
-    case DType::kFloat4E2M1: return 23;
-    case DType::kFloat8E8M0: return 24;
+    case DType::kInt4:
+      return 21;
+    case DType::kFloat4E2M1:
+      return 23;
+    case DType::kFloat8E8M0:
+      return 24;
     case DType::kUInt2:
-    case DType::kInt2: return 25;
-    default: return 0;
+    case DType::kInt2:
+      return 25;
+    default:
+      return 0;
   }
 }
 

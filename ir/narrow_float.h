@@ -27,7 +27,7 @@ float narrow_float_to_float(DType t, uint8_t bits);
 //  - saturate: values beyond the largest finite value (infinities included) give it, with their
 //    sign; otherwise they give infinity (float8e5m2) or NaN (e4m3fn keeps the sign; the fnuz
 //    formats have a single NaN, 0x80, and no negative zero). float4e2m1 has neither infinity nor
-//    NaN and always saturates; a NaN input gives 0x8 there, as ml_dtypes does.
+//    NaN and always saturates; NaN gives 0x8 and -NaN 0x0 there, as ml_dtypes does.
 //  - float8e8m0 (2^(bits - 127), 0xFF is NaN) follows onnx.numpy_helper.to_float8e8m0: the input
 //    is first rounded to float, its sign is ignored and `rounding` applies to its fraction;
 //    saturate keeps rounding from reaching the NaN pattern.

@@ -669,7 +669,8 @@ Status save_model(const Model& model, const std::string& path, const SaveOptions
       const Tensor& t = *v->initializer();
       // Sub-byte tensors are packed into a temporary (half or a quarter of their memory size).
       const std::string packed = is_subbyte(t.dtype()) ? packed_data(t) : std::string();
-      const char* p = is_subbyte(t.dtype()) ? packed.data() : static_cast<const char*>(t.raw_data());
+      const char* p =
+          is_subbyte(t.dtype()) ? packed.data() : static_cast<const char*>(t.raw_data());
       size_t n = packed_nbytes(t);
       // Write in chunks so a huge tensor never needs a second copy in memory.
       for (size_t done = 0; done < n;) {

@@ -1,7 +1,5 @@
 #include "ir/tensor.h"
 
-#include "ir/narrow_float.h"
-
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -9,6 +7,8 @@
 
 #include <cassert>
 #include <cstring>
+
+#include "ir/narrow_float.h"
 
 namespace xopt::ir {
 
@@ -115,9 +115,11 @@ auto visit_numeric(DType t, const void* p, int64_t i, F&& f) {
     case DType::kFloat16: return f(half_to_float(static_cast<const uint16_t*>(p)[i]));
     case DType::kBFloat16: return f(bfloat16_to_float(static_cast<const uint16_t*>(p)[i]));
     case DType::kInt4:
-    case DType::kInt2: return f(static_cast<const int8_t*>(p)[i]);  // sign-extended in memory
+    case DType::kInt2:
+      return f(static_cast<const int8_t*>(p)[i]);  // sign-extended in memory
     case DType::kUInt4:
-    case DType::kUInt2: return f(static_cast<const uint8_t*>(p)[i]);
+    case DType::kUInt2:
+      return f(static_cast<const uint8_t*>(p)[i]);
     case DType::kFloat8E4M3FN:
     case DType::kFloat8E4M3FNUZ:
     case DType::kFloat8E5M2:

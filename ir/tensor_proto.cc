@@ -248,8 +248,9 @@ Result<Tensor> tensor_from_proto(onnx::TensorProto p, const std::string& base_di
                            ", +" + std::to_string(expect) + ") is past the end of '" + location +
                            "'");
     if (is_subbyte(dtype))  // unpacked into memory of its own (see ir/dtype.h)
-      return unpacked(dtype, std::move(dims),
-                      reinterpret_cast<const uint8_t*>(storage->data()) + static_cast<size_t>(offset));
+      return unpacked(
+          dtype, std::move(dims),
+          reinterpret_cast<const uint8_t*>(storage->data()) + static_cast<size_t>(offset));
     return Tensor(dtype, std::move(dims), storage, static_cast<size_t>(offset));
   }
 
@@ -267,7 +268,8 @@ Result<Tensor> tensor_from_proto(onnx::TensorProto p, const std::string& base_di
       return invalid_model("tensor '" + p.name() + "' has " + std::to_string(p.raw_data().size()) +
                            " bytes of raw_data, expected " + std::to_string(expect));
     if (is_subbyte(dtype))
-      return unpacked(dtype, std::move(dims), reinterpret_cast<const uint8_t*>(p.raw_data().data()));
+      return unpacked(dtype, std::move(dims),
+                      reinterpret_cast<const uint8_t*>(p.raw_data().data()));
     auto storage = std::make_shared<OwnedStorage>(std::move(*p.mutable_raw_data()));
     return Tensor(dtype, std::move(dims), std::move(storage));
   }
@@ -304,8 +306,9 @@ std::string packed_data(const Tensor& t) {
   const unsigned mask = (1u << bits) - 1;
   const auto* in = static_cast<const uint8_t*>(t.raw_data());
   for (int64_t i = 0; i < t.numel(); ++i)
-    out[static_cast<size_t>(i / per)] = static_cast<char>(
-        static_cast<uint8_t>(out[static_cast<size_t>(i / per)]) | ((in[i] & mask) << ((i % per) * bits)));
+    out[static_cast<size_t>(i / per)] =
+        static_cast<char>(static_cast<uint8_t>(out[static_cast<size_t>(i / per)]) |
+                          ((in[i] & mask) << ((i % per) * bits)));
   return out;
 }
 

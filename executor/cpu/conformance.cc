@@ -272,7 +272,8 @@ Result<ir::Tensor> read_tensor_file(const std::string& path) {
   const int dt = p.data_type();
   if (dt > ir::kLastDTypeCode && dt <= 28)
     return unsupported(fs::path(path).filename().string() + ": element type " +
-                       (dt == 27 ? "float6e2m3" : "float6e3m2") + " is not represented in xopt's IR");
+                       (dt == 27 ? "float6e2m3" : "float6e3m2") +
+                       " is not represented in xopt's IR");
   auto t = ir::tensor_from_proto(std::move(p), fs::path(path).parent_path().string());
   if (!t.is_ok()) return t.status().with_context(fs::path(path).filename().string() + ": ");
   return t;

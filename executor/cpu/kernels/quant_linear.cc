@@ -100,7 +100,8 @@ ir::DType quotient_type(ir::DType x, ir::DType scale, int64_t precision) {
 // rounded to half is their correctly rounded half quotient (float has more than 2 * 11 + 2 bits).
 double divide_in(ir::DType t, double a, double b) {
   switch (t) {
-    case ir::DType::kDouble: return a / b;
+    case ir::DType::kDouble:
+      return a / b;
     case ir::DType::kFloat16: {
       const float q = ir::half_to_float(ir::float_to_half(static_cast<float>(a))) /
                       ir::half_to_float(ir::float_to_half(static_cast<float>(b)));
@@ -111,7 +112,8 @@ double divide_in(ir::DType t, double a, double b) {
                       ir::bfloat16_to_float(ir::float_to_bfloat16(static_cast<float>(b)));
       return ir::bfloat16_to_float(ir::float_to_bfloat16(q));
     }
-    default: return static_cast<double>(static_cast<float>(a) / static_cast<float>(b));
+    default:
+      return static_cast<double>(static_cast<float>(a) / static_cast<float>(b));
   }
 }
 
@@ -152,8 +154,8 @@ Status quantize_linear(KernelContext& ctx) {
     }
     const T* xd = x.data<T>();
     m.for_each([&](int64_t i, int64_t s) {
-      q[static_cast<size_t>(i)] = divide_in(qt, static_cast<double>(to_compute(xd[i])),
-                                            scales[static_cast<size_t>(s)]);
+      q[static_cast<size_t>(i)] =
+          divide_in(qt, static_cast<double>(to_compute(xd[i])), scales[static_cast<size_t>(s)]);
     });
     return Status::ok();
   }));
