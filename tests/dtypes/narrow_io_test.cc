@@ -163,10 +163,6 @@ TEST(NarrowIo, ExternalDataIsPacked) {
     EXPECT_TRUE(
         v->initializer()->same_contents(*reloaded->graph->find_value(v->name())->initializer()));
   }
-  onnx::ModelProto a = original, b = saved;
-  test::canonicalize(a, dir.string());
-  test::canonicalize(b, dir.string());
-  EXPECT_EQ(test::proto_diff(a, b), "");
   fs::remove_all(dir);
 }
 

@@ -41,10 +41,12 @@ TEST(NarrowCast, SaturateAttribute) {
   EXPECT_EQ(bytes_of(sat[0]), (std::vector<uint8_t>{0x7e, 0xfe, 0x7e, 0x2a}));
   auto nosat = run_one(cast_model(19, "to = 17, saturate = 0"), {x});
   EXPECT_EQ(bytes_of(nosat[0]), (std::vector<uint8_t>{0x7f, 0xff, 0x7f, 0x2a}));
-  // e5m2 overflows to infinity.
-  auto e5 = run_one(cast_model(19, "to = 19, saturate = 0"), {x});
-  EXPECT_EQ(bytes_of(e5[0])[0], 0x7c);
-  EXPECT_EQ(bytes_of(e5[0])[1], 0xfc);
+  // e5m2 (largest finite 57344, 1000 fits) overflows to infinity.
+  const Tensor big = Tensor::of<float>({4}, {1e6f, -1e6f, 1000.f, 0.3f});
+  auto e5 = run_one(cast_model(19, "to = 19, saturate = 0"), {big});
+  EXPECT_EQ(bytes_of(e5[0]), (std::vector<uint8_t>{0x7c, 0xfc, 0x64, 0x35}));
+  auto e5sat = run_one(cast_model(19, "to = 19"), {big});
+  EXPECT_EQ(bytes_of(e5sat[0]), (std::vector<uint8_t>{0x7b, 0xfb, 0x64, 0x35}));
 }
 
 TEST(NarrowCast, RoundModeForE8M0) {

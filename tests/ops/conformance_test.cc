@@ -122,7 +122,7 @@ void check_model(const std::string& path, Report& r) {
   auto infer_ours = [&](onnx::ModelProto m) -> Result<ir::Model> {
     test::strip_declared_shapes(m);
     auto model = ir::model_from_proto(std::move(m));
-    // The loader refuses element types xopt does not model (float8, int4, ...).
+    // The loader refuses element types xopt does not model (float6e2m3, float6e3m2).
     if (!model.is_ok()) return xopt::unsupported("cannot load: " + model.status().message());
     ir::InferOptions options;
     options.strict = true;

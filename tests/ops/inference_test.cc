@@ -450,16 +450,27 @@ g (float[2,3] x) => (y) {
   EXPECT_EQ(shape(m, "y"), "[*]");
   EXPECT_EQ(ir::values_with_unknown_shape(*m.graph).size(), 2u);
 
-  // Element types xopt does not model are unsupported, not invalid: strict fails, otherwise
-  // unknown.
+  // Element types xopt does not model (float6e2m3 = 27) are unsupported, not invalid: strict
+  // fails, otherwise unknown.
+  ir::Model f6 =
+      parse(model(19, "g (float[2,3] x) => (y, z)", "y = Cast <to = 27> (x)\nz = Relu (x)"));
+  s = infer(f6);
+  EXPECT_EQ(s.code(), ErrorCode::kUnsupported);
+  EXPECT_TRUE(contains(s.message(), "Cast to element type 27 is not supported")) << s.message();
+  ASSERT_TRUE(ir::infer_shapes(*f6.graph).is_ok());
+  EXPECT_EQ(shape(f6, "y"), "[*]");
+  EXPECT_EQ(shape(f6, "z"), "[2,3]");
+  // The narrow types are modelled from the opset that adds them: float8e4m3fn from 19.
   ir::Model f8 =
       parse(model(19, "g (float[2,3] x) => (y, z)", "y = Cast <to = 17> (x)\nz = Relu (x)"));
-  s = infer(f8);
-  EXPECT_EQ(s.code(), ErrorCode::kUnsupported);
-  EXPECT_TRUE(contains(s.message(), "Cast to element type 17 is not supported")) << s.message();
-  ASSERT_TRUE(ir::infer_shapes(*f8.graph).is_ok());
-  EXPECT_EQ(shape(f8, "y"), "[*]");
-  EXPECT_EQ(shape(f8, "z"), "[2,3]");
+  ASSERT_TRUE(infer(f8).is_ok());
+  EXPECT_EQ(shape(f8, "y"), "[2,3]");
+  EXPECT_EQ(f8.graph->find_value("y")->dtype(), ir::DType::kFloat8E4M3FN);
+  ir::Model early =
+      parse(model(18, "g (float[2,3] x) => (y, z)", "y = Cast <to = 17> (x)\nz = Relu (x)"));
+  s = infer(early);
+  EXPECT_FALSE(s.is_ok());
+  EXPECT_TRUE(contains(s.message(), "float8e4m3fn needs opset 19")) << s.message();
 }
 
 // ---- com.microsoft fused ops ----
