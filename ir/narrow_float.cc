@@ -96,13 +96,16 @@ float narrow_float_to_float(DType t, uint8_t bits) {
   const int top = (1 << f.exp_bits) - 1;
   switch (f.kind) {
     case Format::kFn:
-      if (mag == 0x7f) return std::nanf("");
+      if (mag == 0x7f) return negative ? -std::nanf("") : std::nanf("");  // sign kept, as ml_dtypes
       break;
     case Format::kFnuz:
       if (bits == 0x80) return std::nanf("");
       break;
     case Format::kIeee:
-      if (e == top) return m == 0 ? (negative ? -INFINITY : INFINITY) : std::nanf("");
+      if (e == top) {
+        if (m != 0) return negative ? -std::nanf("") : std::nanf("");
+        return negative ? -INFINITY : INFINITY;
+      }
       break;
     case Format::kNoSpecial:
       break;

@@ -86,6 +86,22 @@ TEST(NarrowCast, IntegersWrapAndWiden) {
   EXPECT_EQ(s[0].strings(), (std::vector<std::string>{"1", "-0.5"}));
 }
 
+TEST(NarrowCast, SameTypeKeepsTheBytesAndNaNSigns) {
+  const char* text = R"(<ir_version: 10, opset_import: ["" : 25]>
+    g (uint8[3] x) => (uint8[3] y) { y = Cast<to = 17>(x) })";
+  const Tensor x = narrow(DType::kFloat8E4M3FN, {3}, {0xff, 0x7f, 0x01});
+  EXPECT_EQ(bytes_of(run_one(text, {x})[0]), (std::vector<uint8_t>{0xff, 0x7f, 0x01}));
+  // Through float and back, e4m3fn's signed NaNs keep their sign.
+  const char* to_float = R"(<ir_version: 10, opset_import: ["" : 25]>
+    g (uint8[3] x) => (float[3] y) { y = Cast<to = 1>(x) })";
+  const Tensor f = run_one(to_float, {x})[0];
+  EXPECT_TRUE(std::isnan(values<float>(f)[0]) && std::signbit(values<float>(f)[0]));
+  std::vector<float> fv = values<float>(f);
+  fv.push_back(0.f);
+  const Tensor back = run_one(cast_model(25, "to = 17"), {Tensor::of<float>({4}, fv)})[0];
+  EXPECT_EQ(bytes_of(back), (std::vector<uint8_t>{0xff, 0x7f, 0x01, 0x00}));
+}
+
 TEST(NarrowCast, CastLikeTakesTheTypeAndSaturate) {
   const char* text = R"(<ir_version: 10, opset_import: ["" : 21]>
     g (float[2] x, uint8[1] like) => (uint8[2] y) { y = CastLike<saturate = 0>(x, like) })";
