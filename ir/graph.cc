@@ -6,8 +6,23 @@
 #include <unordered_set>
 
 #include "ir/tensor_proto.h"
+#include "ir/value_type.h"
 
 namespace xopt::ir {
+
+void Value::set_type(const onnx::TypeProto& t) {
+  if (type_kind(t) == TypeKind::kTensor) {
+    is_tensor_ = true;
+    type_.Clear();
+    parse_tensor_type(t, &dtype_, &shape_);
+    return;
+  }
+  is_tensor_ = false;
+  type_ = t;
+  dtype_ = DType::kUndefined;
+  shape_ = Shape();
+  shape_data_.reset();
+}
 
 // ---- Node ----
 

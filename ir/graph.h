@@ -51,8 +51,15 @@ class Value {
   const Shape& shape() const { return shape_; }
   void set_dtype(DType t) { dtype_ = t; }
   void set_shape(Shape s) { shape_ = std::move(s); }
-  // True for tensor-typed values; sequences, maps and optionals keep their TypeProto in info().
+  // True for tensor-typed values (and untyped ones, taken to be tensors).
   bool is_tensor() const { return is_tensor_; }
+  // The full ONNX type of a value that is not a tensor (sequence, optional, map), with the element
+  // types and shapes nested inside; VALUE_NOT_SET for a tensor, whose type is dtype() and shape().
+  // ir/value_type.h has the helpers to read and build these.
+  const onnx::TypeProto& type() const { return type_; }
+  // Sets the value's type: a tensor type sets dtype() and shape() (is_tensor() becomes true), any
+  // other kind is kept whole in type() (is_tensor() false, dtype undefined, rank unknown).
+  void set_type(const onnx::TypeProto& t);
 
   Node* producer() const { return producer_; }
   int producer_index() const { return producer_index_; }
@@ -99,6 +106,7 @@ class Value {
   DType dtype_ = DType::kUndefined;
   Shape shape_;
   bool is_tensor_ = true;
+  onnx::TypeProto type_;  // non-tensor values only
   Node* producer_ = nullptr;
   int producer_index_ = -1;
   std::vector<Use> uses_;

@@ -22,6 +22,7 @@
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/wire_format_lite.h"
 #include "ir/tensor_proto.h"
+#include "ir/value_type.h"
 
 namespace xopt::ir {
 
@@ -31,32 +32,9 @@ namespace {
 
 constexpr size_t kTwoGiB = size_t{2} << 30;
 
-void parse_type(const onnx::TypeProto& t, Value* v, DType* dtype, Shape* shape, bool* is_tensor) {
-  (void)v;
-  if (!t.has_tensor_type()) {
-    *is_tensor = t.value_case() == onnx::TypeProto::VALUE_NOT_SET;
-    *dtype = DType::kUndefined;
-    *shape = Shape();
-    return;
-  }
-  *is_tensor = true;
-  *dtype = static_cast<DType>(t.tensor_type().elem_type());
-  if (!t.tensor_type().has_shape()) {
-    *shape = Shape();
-    return;
-  }
-  std::vector<Dim> dims;
-  for (const auto& d : t.tensor_type().shape().dim()) {
-    // "?", an empty dim_param and a negative dim_value are each an unknown dim of its own, never a
-    // symbol shared with other dims (exporters such as Paddle2ONNX write "?" for "any").
-    if (d.has_dim_value() && d.dim_value() >= 0)
-      dims.emplace_back(d.dim_value());
-    else if (d.has_dim_param() && !d.dim_param().empty() && d.dim_param() != "?")
-      dims.push_back(Dim::symbolic(d.dim_param()));
-    else
-      dims.emplace_back();
-  }
-  *shape = Shape(std::move(dims));
+// Reads a declared type into `v` (tensor: dtype and shape; anything else kept whole).
+void parse_type(const onnx::TypeProto& t, Value* v) {
+  v->set_type(t);
 }
 
 // The same declared shape: Shape's == never equates two unknown dims (they may differ at run
@@ -74,11 +52,14 @@ bool same_declared_shape(const Shape& a, const Shape& b) {
 // Writes `v`'s current dtype/shape into `info` unless `info` already says the same.
 void sync_type(const Value* v, onnx::ValueInfoProto& info) {
   info.set_name(v->name());
-  if (!v->is_tensor()) return;
+  if (!v->is_tensor()) {
+    if (!same_type(info.type(), v->type())) *info.mutable_type() = v->type();
+    return;
+  }
   DType d;
   Shape s;
-  bool is_tensor;
-  parse_type(info.type(), nullptr, &d, &s, &is_tensor);
+  parse_tensor_type(info.type(), &d, &s);
+  const bool is_tensor = type_kind(info.type()) == TypeKind::kTensor;
   if (is_tensor && d == v->dtype() && same_declared_shape(s, v->shape())) return;
   if (v->dtype() == DType::kUndefined && !v->shape().has_rank()) return;
   auto* tt = info.mutable_type()->mutable_tensor_type();
@@ -129,7 +110,7 @@ Result<Model> ModelIO::from_proto(onnx::ModelProto proto, const std::string& bas
     v->kind_ = ValueKind::kInput;
     v->is_graph_input_ = true;
     v->input_info_ = vi;
-    parse_type(vi.type(), v, &v->dtype_, &v->shape_, &v->is_tensor_);
+    parse_type(vi.type(), v);
     g.inputs_.push_back(v);
   }
 
@@ -232,8 +213,7 @@ Result<Model> ModelIO::from_proto(onnx::ModelProto proto, const std::string& bas
     if (v->has_value_info_) continue;
     v->info_ = vi;
     v->has_value_info_ = true;
-    if (v->dtype_ == DType::kUndefined && !v->shape_.has_rank())
-      parse_type(vi.type(), v, &v->dtype_, &v->shape_, &v->is_tensor_);
+    if (v->dtype_ == DType::kUndefined && !v->shape_.has_rank()) parse_type(vi.type(), v);
     g.value_info_.push_back(v);
   }
   gp->clear_value_info();
@@ -242,8 +222,7 @@ Result<Model> ModelIO::from_proto(onnx::ModelProto proto, const std::string& bas
     Value* v = g.get_or_create_value(vi.name());
     v->output_info_ = vi;
     v->is_graph_output_ = true;
-    if (v->dtype_ == DType::kUndefined && !v->shape_.has_rank())
-      parse_type(vi.type(), v, &v->dtype_, &v->shape_, &v->is_tensor_);
+    if (v->dtype_ == DType::kUndefined && !v->shape_.has_rank()) parse_type(vi.type(), v);
     g.outputs_.push_back(v);
   }
   gp->clear_output();
@@ -311,8 +290,9 @@ onnx::ModelProto ModelIO::to_proto(
   if (inferred_value_info) {
     for (const auto& owned : g.nodes_)
       for (const Value* v : owned->outputs_) {
-        if (v == nullptr || v->is_graph_output_ || described.count(v) || !v->is_tensor_ ||
-            v->dtype_ == DType::kUndefined)
+        if (v == nullptr || v->is_graph_output_ || described.count(v) ||
+            (v->is_tensor_ ? v->dtype_ == DType::kUndefined
+                           : !v->type_.has_sequence_type() && !v->type_.has_optional_type()))
           continue;
         auto* vi = gp->add_value_info();
         sync_type(v, *vi);

@@ -4,6 +4,7 @@
 #include <tuple>
 
 #include "ir/ops/op_helpers.h"
+#include "ir/value_type.h"
 
 namespace xopt::ir {
 
@@ -83,6 +84,18 @@ void InferenceContext::set_output(size_t i, DType dtype, Shape shape) {
   outputs_[i].shape = std::move(shape);
 }
 
+void InferenceContext::set_output_type(size_t i, const onnx::TypeProto& type) {
+  if (type_kind(type) == TypeKind::kTensor) {
+    DType d;
+    Shape s;
+    parse_tensor_type(type, &d, &s);
+    set_output(i, d, std::move(s));
+    return;
+  }
+  if (i >= outputs_.size() || node_.output(i) == nullptr) return;
+  outputs_[i].type = type;
+}
+
 void InferenceContext::set_output_data(size_t i, SymData data) {
   if (i >= outputs_.size() || node_.output(i) == nullptr) return;
   if (static_cast<int64_t>(data.size()) > kMaxDataElements) return;
@@ -138,6 +151,7 @@ const Registry& registry() {
     ops::register_index_ops(r.ops);
     ops::register_random_ops(r.ops);
     ops::register_control_flow_ops(r.ops);
+    ops::register_sequence_ops(r.ops);
     std::sort(r.ops.begin(), r.ops.end(), [](const OpInfo& a, const OpInfo& b) {
       return std::tie(a.domain, a.op_type, a.since_version) <
              std::tie(b.domain, b.op_type, b.since_version);

@@ -69,6 +69,8 @@ class InferenceContext {
     Shape shape;
     std::optional<SymData> data;
     std::optional<Tensor> constant;  // the full content, for Constant nodes
+    // A non-tensor type (sequence, optional): replaces dtype and shape.
+    std::optional<onnx::TypeProto> type;
   };
 
   InferenceContext(const Node& node, const KnownValues& known);
@@ -97,6 +99,9 @@ class InferenceContext {
   bool has_output(size_t i) const { return node_.output(i) != nullptr; }
   // Records output i (ignored when the node omits that output).
   void set_output(size_t i, DType dtype, Shape shape);
+  // Records a non-tensor type (sequence, optional; see ir/value_type.h) for output i; a tensor
+  // type is the same as set_output(i, dtype, shape).
+  void set_output_type(size_t i, const onnx::TypeProto& type);
   // Records the propagated content of output i (an integer tensor of at most kMaxDataElements).
   void set_output_data(size_t i, SymData data);
   // Records the full content of output i (Constant), so later nodes can read it as a constant.

@@ -150,6 +150,7 @@ Status infer_shapes(Graph& graph, const InferOptions& options) {
       Value* v = node->output(i);
       if (v == nullptr) continue;
       const auto& r = results[i];
+      if (r.type) v->set_type(*r.type);
       if (r.set) {
         if (v->is_graph_output())
           XOPT_RETURN_IF_ERROR(check_declared_output(*node, *v, r.dtype, r.shape));

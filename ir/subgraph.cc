@@ -13,7 +13,7 @@ namespace {
 
 void set_type(const Value& v, onnx::ValueInfoProto& vi) {
   if (!v.is_tensor()) {
-    if (v.info().has_type()) *vi.mutable_type() = v.info().type();
+    *vi.mutable_type() = v.type();
     return;
   }
   auto* tt = vi.mutable_type()->mutable_tensor_type();

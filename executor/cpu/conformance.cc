@@ -11,6 +11,8 @@
 #include "executor/cpu/session.h"
 #include "ir/onnx_io.h"
 #include "ir/tensor_proto.h"
+#include "ir/value_type.h"
+#include "onnx/onnx-data_pb.h"
 
 namespace xopt::exec::conformance {
 
@@ -120,15 +122,121 @@ struct DataSet {
   std::map<std::string, ir::Tensor> inputs;
   std::vector<ir::Tensor> outputs;
   std::string name;
+  // Models with sequence or optional inputs or outputs: every input and expected output, of any
+  // kind (inputs and outputs above then hold only the tensors).
+  bool has_values = false;
+  std::map<std::string, ExecValue> value_inputs;
+  std::vector<ExecValue> value_outputs;
 };
+
+bool is_plain(const ir::Value& v) {
+  return ir::type_kind(v) == ir::TypeKind::kTensor;
+}
+
+Result<ExecValue> value_from_proto(const onnx::SequenceProto& p, const std::string& dir);
+
+Result<ExecValue> value_from_proto(const onnx::OptionalProto& p, const std::string& dir) {
+  switch (p.elem_type()) {
+    case onnx::OptionalProto::TENSOR:
+      if (!p.has_tensor_value())
+        return ExecValue::none(ExecValue::Kind::kTensor, ir::DType::kUndefined);
+      {
+        XOPT_ASSIGN_OR_RETURN(ir::Tensor t, ir::tensor_from_proto(p.tensor_value(), dir));
+        return ExecValue::some(ExecValue::of_tensor(std::move(t)));
+      }
+    case onnx::OptionalProto::SEQUENCE:
+      if (!p.has_sequence_value())
+        return ExecValue::none(ExecValue::Kind::kSequence, ir::DType::kUndefined);
+      {
+        XOPT_ASSIGN_OR_RETURN(ExecValue s, value_from_proto(p.sequence_value(), dir));
+        return ExecValue::some(std::move(s));
+      }
+    case onnx::OptionalProto::UNDEFINED:
+      return ExecValue::none(ExecValue::Kind::kTensor, ir::DType::kUndefined);
+    default:
+      return unsupported("an optional of element type " + std::to_string(p.elem_type()) +
+                         " (only tensors and sequences)");
+  }
+}
+
+Result<ExecValue> value_from_proto(const onnx::SequenceProto& p, const std::string& dir) {
+  if (p.elem_type() != onnx::SequenceProto::TENSOR && p.elem_type() != 0)
+    return unsupported("a sequence of element type " + std::to_string(p.elem_type()) +
+                       " (only sequences of tensors)");
+  std::vector<ir::Tensor> items;
+  for (const auto& tp : p.tensor_values()) {
+    XOPT_ASSIGN_OR_RETURN(ir::Tensor t, ir::tensor_from_proto(tp, dir));
+    items.push_back(std::move(t));
+  }
+  return ExecValue::of_sequence(std::move(items), ir::DType::kUndefined);
+}
+
+// Reads a test data file as the kind `v` declares: TensorProto, SequenceProto or OptionalProto.
+Result<ExecValue> read_value_file(const std::string& path, const ir::Value& v) {
+  const ir::TypeKind k = ir::type_kind(v);
+  if (k == ir::TypeKind::kTensor) {
+    XOPT_ASSIGN_OR_RETURN(ir::Tensor t, read_tensor_file(path));
+    return ExecValue::of_tensor(std::move(t));
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return io_error("cannot open '" + path + "'");
+  const std::string dir = fs::path(path).parent_path().string();
+  Result<ExecValue> r = unsupported("'" + v.name() + "' is a " +
+                                    std::string(ir::type_kind_name(k)) + ", which is not run");
+  if (k == ir::TypeKind::kSequence) {
+    onnx::SequenceProto p;
+    if (!p.ParseFromIstream(&in)) return invalid_model("'" + path + "' is not a SequenceProto");
+    r = value_from_proto(p, dir);
+  } else if (k == ir::TypeKind::kOptional) {
+    onnx::OptionalProto p;
+    if (!p.ParseFromIstream(&in)) return invalid_model("'" + path + "' is not an OptionalProto");
+    r = value_from_proto(p, dir);
+  }
+  if (!r.is_ok()) return r.status().with_context(fs::path(path).filename().string() + ": ");
+  return r;
+}
+
+// Compares any kind of output: the same kind, and each tensor as outputs_match does.
+bool values_match(const ExecValue& actual, const ExecValue& expected, double rtol, double atol,
+                  std::string* why) {
+  if (actual.kind() != expected.kind()) {
+    *why = "a " + actual.describe() + ", expected a " + expected.describe();
+    return false;
+  }
+  switch (actual.kind()) {
+    case ExecValue::Kind::kTensor:
+      return outputs_match(actual.tensor(), expected.tensor(), rtol, atol, why);
+    case ExecValue::Kind::kSequence:
+      if (actual.items().size() != expected.items().size()) {
+        *why = std::to_string(actual.items().size()) + " elements, expected " +
+               std::to_string(expected.items().size());
+        return false;
+      }
+      for (size_t i = 0; i < actual.items().size(); ++i)
+        if (!outputs_match(actual.items()[i], expected.items()[i], rtol, atol, why)) {
+          *why = "element " + std::to_string(i) + ": " + *why;
+          return false;
+        }
+      return true;
+    case ExecValue::Kind::kOptional:
+      if (actual.has_element() != expected.has_element()) {
+        *why = actual.has_element() ? "holds a value, expected an empty optional"
+                                    : "is empty, expected a value";
+        return false;
+      }
+      return !actual.has_element() ||
+             values_match(actual.element(), expected.element(), rtol, atol, why);
+  }
+  return false;
+}
 
 Status load_data_sets(const ir::Graph& g, const fs::path& path, bool light,
                       std::vector<DataSet>* sets) {
   std::vector<ir::Value*> ins = g.runtime_inputs();
-  for (const ir::Value* v : ins)
-    if (!v->is_tensor()) return unsupported("input '" + v->name() + "' is not a tensor");
-  for (const ir::Value* v : g.outputs())
-    if (!v->is_tensor()) return unsupported("output '" + v->name() + "' is not a tensor");
+  bool has_values = false;
+  for (const ir::Value* v : ins) has_values = has_values || !is_plain(*v);
+  for (const ir::Value* v : g.outputs()) has_values = has_values || !is_plain(*v);
+  if (light && has_values) return unsupported("a light model with non-tensor inputs or outputs");
   if (light) {
     DataSet ds;
     ds.name = "light";
@@ -156,20 +264,34 @@ Status load_data_sets(const ir::Graph& g, const fs::path& path, bool light,
       if (i >= ins.size())
         return invalid_model(ds.name + ": more input files than graph inputs (" +
                              std::to_string(ins.size()) + ")");
-      XOPT_ASSIGN_OR_RETURN(ds.inputs[ins[i]->name()], read_tensor_file(f.string()));
+      if (!has_values) {
+        XOPT_ASSIGN_OR_RETURN(ds.inputs[ins[i]->name()], read_tensor_file(f.string()));
+        continue;
+      }
+      XOPT_ASSIGN_OR_RETURN(ExecValue v, read_value_file(f.string(), *ins[i]));
+      if (v.is_tensor()) ds.inputs[ins[i]->name()] = v.tensor();
+      ds.value_inputs[ins[i]->name()] = std::move(v);
     }
     for (size_t i = 0;; ++i) {
       fs::path f = d / ("output_" + std::to_string(i) + ".pb");
       if (!fs::exists(f)) break;
-      XOPT_ASSIGN_OR_RETURN(ir::Tensor t, read_tensor_file(f.string()));
-      ds.outputs.push_back(std::move(t));
+      if (!has_values) {
+        XOPT_ASSIGN_OR_RETURN(ir::Tensor t, read_tensor_file(f.string()));
+        ds.outputs.push_back(std::move(t));
+        continue;
+      }
+      if (i >= g.outputs().size())
+        return invalid_model(ds.name + ": more output files than graph outputs (" +
+                             std::to_string(g.outputs().size()) + ")");
+      XOPT_ASSIGN_OR_RETURN(ExecValue v, read_value_file(f.string(), *g.outputs()[i]));
+      ds.value_outputs.push_back(std::move(v));
     }
+    ds.has_values = has_values;
     sets->push_back(std::move(ds));
   }
   return Status::ok();
 }
 
-// Runs one data set; returns "" when it matches, else why not.
 // Whether the model draws random values (CaseResult::random_values).
 bool draws_random_values(const ir::Graph& g) {
   static const char* const kRandom[] = {"RandomUniform",    "RandomNormal", "RandomUniformLike",
@@ -210,7 +332,26 @@ bool random_output_plausible(const ir::Tensor& got, const ir::Tensor& expected, 
   return true;
 }
 
+// A data set of a model with sequence or optional inputs or outputs: the CPU executor only.
+Result<std::string> check_value_data_set(const ir::Model& model, const DataSet& ds,
+                                         const Options& o) {
+  if (o.runner) return unsupported("sequence and optional values are run by the CPU executor only");
+  XOPT_ASSIGN_OR_RETURN(std::vector<ExecValue> got, run_model_values(model, ds.value_inputs));
+  if (got.size() != ds.value_outputs.size())
+    return ds.name + ": " + std::to_string(got.size()) + " outputs, expected " +
+           std::to_string(ds.value_outputs.size());
+  const auto& outs = model.graph->outputs();
+  for (size_t i = 0; i < got.size(); ++i) {
+    std::string why;
+    if (!values_match(got[i], ds.value_outputs[i], o.rtol, o.atol, &why))
+      return ds.name + ": output '" + outs[i]->name() + "': " + why;
+  }
+  return std::string();
+}
+
+// Runs one data set; returns "" when it matches, else why not.
 Result<std::string> check_data_set(const ir::Model& model, const DataSet& ds, const Options& o) {
+  if (ds.has_values) return check_value_data_set(model, ds, o);
   XOPT_ASSIGN_OR_RETURN(std::vector<ir::Tensor> got,
                         o.runner ? o.runner(model, ds.inputs) : run_model(model, ds.inputs));
   if (got.size() != ds.outputs.size())

@@ -47,6 +47,26 @@ Status KernelContext::forward(size_t i, const ir::Tensor& t) {
   return Status::ok();
 }
 
+Status KernelContext::set_output_value(size_t i, ExecValue v) {
+  if (v.is_tensor()) return forward(i, v.tensor());
+  if (i >= node_.num_outputs() || node_.output(i) == nullptr) return Status::ok();
+  value_outputs_[i] = std::move(v);
+  return Status::ok();
+}
+
+std::optional<ExecValue> KernelContext::any_input(size_t i) const {
+  if (const ExecValue* v = input_value(i)) return *v;
+  if (const ir::Tensor* t = input(i)) return ExecValue::of_tensor(*t);
+  return std::nullopt;
+}
+
+std::optional<ExecValue> KernelContext::any_implicit_input(size_t i) const {
+  if (i < implicit_values_.size() && implicit_values_[i] != nullptr) return *implicit_values_[i];
+  if (i < implicit_inputs_.size() && implicit_inputs_[i] != nullptr)
+    return ExecValue::of_tensor(*implicit_inputs_[i]);
+  return std::nullopt;
+}
+
 Status KernelContext::error(const std::string& message) const {
   return invalid_model(node_.describe() + ": " + message);
 }

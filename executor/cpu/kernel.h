@@ -29,10 +29,13 @@
 #include <cstddef>
 #include <deque>
 #include <functional>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/status.h"
+#include "executor/cpu/value.h"
 #include "ir/graph.h"
 #include "ir/tensor.h"
 
@@ -65,6 +68,25 @@ class KernelContext {
   // Inputs; nullptr for an omitted optional input (or an index past the end).
   size_t num_inputs() const { return inputs_.size(); }
   const ir::Tensor* input(size_t i) const { return i < inputs_.size() ? inputs_[i] : nullptr; }
+  // The value of input i when it is not a tensor (a sequence or an optional), else nullptr;
+  // input(i) is nullptr for such an input. Sequence and optional kernels read their inputs here.
+  const ExecValue* input_value(size_t i) const {
+    return i < input_values_.size() ? input_values_[i] : nullptr;
+  }
+  void set_input_values(std::vector<const ExecValue*> v) { input_values_ = std::move(v); }
+  // Makes output i a sequence or an optional (a tensor value is forwarded, see forward()). These
+  // live outside the memory plan, like subgraph values (planner/README.md).
+  Status set_output_value(size_t i, ExecValue v);
+  // The non-tensor outputs set so far, by output index (the session collects them).
+  std::map<size_t, ExecValue>& value_outputs() { return value_outputs_; }
+  // Any input or implicit input as an ExecValue (a tensor wrapped): for kernels that pass values
+  // through without looking inside (If, Loop, Identity). Undefined when omitted.
+  std::optional<ExecValue> any_input(size_t i) const;
+  std::optional<ExecValue> any_implicit_input(size_t i) const;
+  // Non-tensor outer-scope values, in node().implicit_inputs() order (nullptr where a tensor).
+  const std::vector<const ExecValue*>& implicit_values() const { return implicit_values_; }
+  void set_implicit_values(std::vector<const ExecValue*> v) { implicit_values_ = std::move(v); }
+
   // The outer-scope values the node's subgraphs read, in node().implicit_inputs() order (If, Loop
   // and Scan hand them to their bodies); nullptr where not available.
   const std::vector<const ir::Tensor*>& implicit_inputs() const { return implicit_inputs_; }
@@ -98,6 +120,9 @@ class KernelContext {
   std::deque<ir::Tensor>
       scratch_;  // outputs past the node's declared ones (deque: stable addresses)
   std::vector<const ir::Tensor*> implicit_inputs_;
+  std::vector<const ExecValue*> input_values_;
+  std::vector<const ExecValue*> implicit_values_;
+  std::map<size_t, ExecValue> value_outputs_;
 };
 
 using KernelFn = std::function<Status(KernelContext&)>;

@@ -10,6 +10,7 @@
 #include "executor/cpu/broadcast.h"
 #include "executor/cpu/kernel.h"
 #include "executor/cpu/parallel.h"
+#include "ir/value_type.h"
 #include "planner/planner.h"
 #include "planner/shape_range.h"
 
@@ -35,7 +36,8 @@ std::string shape_string(const ir::Shape& s) {
 }
 
 // Checks the given inputs against the graph's declared inputs.
-Status check_inputs(const ir::Graph& g, const std::map<std::string, ir::Tensor>& inputs) {
+Status check_inputs(const ir::Graph& g, const std::map<std::string, ir::Tensor>& inputs,
+                    const std::map<std::string, ExecValue>& value_inputs) {
   for (const auto& [name, t] : inputs) {
     const ir::Value* v = g.find_value(name);
     if (v == nullptr || !v->is_graph_input()) {
@@ -48,6 +50,7 @@ Status check_inputs(const ir::Graph& g, const std::map<std::string, ir::Tensor>&
   }
   std::map<std::string, int64_t> symbols;  // symbolic dim -> size bound by the first input using it
   for (const ir::Value* v : g.inputs()) {
+    if (value_inputs.count(v->name()) != 0) continue;  // checked by split_inputs
     auto it = inputs.find(v->name());
     if (it == inputs.end()) {
       if (v->is_initializer()) continue;  // an overridable default (IR < 4)
@@ -87,6 +90,34 @@ Status check_inputs(const ir::Graph& g, const std::map<std::string, ir::Tensor>&
   return Status::ok();
 }
 
+// Sorts the given inputs into tensors and other values, checking each against the kind the graph
+// declares: an optional input may be given its content (then present), an undeclared one (a
+// subgraph's outer-scope read) takes any kind.
+Status split_inputs(const ir::Graph& g, const std::map<std::string, ExecValue>& given,
+                    std::map<std::string, ir::Tensor>& tensors,
+                    std::map<std::string, ExecValue>& values) {
+  for (const auto& [name, ev] : given) {
+    const ir::Value* v = g.find_value(name);
+    ir::TypeKind declared = v != nullptr ? ir::type_kind(*v) : ir::TypeKind::kTensor;
+    const bool untyped = v != nullptr && v->is_tensor() && v->dtype() == ir::DType::kUndefined &&
+                         !v->shape().has_rank();
+    ExecValue value = ev;
+    if (declared == ir::TypeKind::kOptional && !value.is_optional())
+      value = ExecValue::some(std::move(value));
+    const bool fits = untyped || (declared == ir::TypeKind::kTensor && value.is_tensor()) ||
+                      (declared == ir::TypeKind::kSequence && value.is_sequence()) ||
+                      (declared == ir::TypeKind::kOptional && value.is_optional());
+    if (v != nullptr && v->is_graph_input() && !fits)
+      return invalid_argument("input '" + name + "' is a " + value.describe() +
+                              " but the graph declares " + ir::type_to_string(*v));
+    if (value.is_tensor())
+      tensors.emplace(name, std::move(value.mutable_tensor()));
+    else
+      values.emplace(name, std::move(value));
+  }
+  return Status::ok();
+}
+
 // Every value a node reads: its inputs and the outer-scope values its subgraphs read.
 template <typename F>
 void for_each_read(const ir::Node& n, F&& f) {
@@ -115,8 +146,32 @@ Result<std::vector<const ir::Node*>> execution_order(const ir::Graph& graph,
 Result<std::vector<ir::Tensor>> run_model(const ir::Model& model,
                                           const std::map<std::string, ir::Tensor>& inputs,
                                           const RunOptions& options) {
+  std::map<std::string, ExecValue> values;
+  for (const auto& [name, t] : inputs) values.emplace(name, ExecValue::of_tensor(t));
+  XOPT_ASSIGN_OR_RETURN(std::vector<ExecValue> outs, run_model_values(model, values, options));
+  std::vector<ir::Tensor> results;
+  results.reserve(outs.size());
+  const auto& g_outs = model.graph->outputs();
+  for (size_t i = 0; i < outs.size(); ++i) {
+    if (!outs[i].is_tensor())
+      return unsupported("graph output '" + g_outs[i]->name() + "' is a " +
+                         kind_name(outs[i].kind()) +
+                         ", not a tensor (run it with run_model_values)");
+    results.push_back(std::move(outs[i].mutable_tensor()));
+  }
+  return results;
+}
+
+Result<std::vector<ExecValue>> run_model_values(const ir::Model& model,
+                                                const std::map<std::string, ExecValue>& given,
+                                                const RunOptions& options) {
   const ir::Graph& g = *model.graph;
-  XOPT_RETURN_IF_ERROR(check_inputs(g, inputs));
+  // Tensors go where they always went; sequences and optionals live in their own map, outside any
+  // memory plan.
+  std::map<std::string, ir::Tensor> inputs;
+  std::map<std::string, ExecValue> value_inputs;
+  XOPT_RETURN_IF_ERROR(split_inputs(g, given, inputs, value_inputs));
+  XOPT_RETURN_IF_ERROR(check_inputs(g, inputs, value_inputs));
   if (options.plan != nullptr)  // a plan made for a range of shapes holds the inputs inside it
     for (const auto& [name, t] : inputs)
       XOPT_RETURN_IF_ERROR(planner::check_in_range(*options.plan, name, t.dims()));
@@ -151,6 +206,8 @@ Result<std::vector<ir::Tensor>> run_model(const ir::Model& model,
   }
 
   std::unordered_map<const ir::Value*, ir::Tensor> env;
+  std::unordered_map<const ir::Value*, ExecValue> venv;  // sequences and optionals
+  for (const auto& [name, ev] : value_inputs) venv[g.find_value(name)] = ev;
   for (const auto& [name, t] : inputs) {
     const ir::Value* v = g.find_value(name);
     if (arena != nullptr && arena->find(name) != nullptr) {
@@ -175,9 +232,16 @@ Result<std::vector<ir::Tensor>> run_model(const ir::Model& model,
     const ir::Node& n = *order[s];
     const int step = static_cast<int>(s);
     std::vector<const ir::Tensor*> ins;
+    std::vector<const ExecValue*> value_ins;
     ins.reserve(n.num_inputs());
     for (const ir::Value* v : n.inputs()) {
       if (v == nullptr) {
+        ins.push_back(nullptr);
+        continue;
+      }
+      if (auto vit = venv.find(v); vit != venv.end()) {
+        value_ins.resize(n.num_inputs(), nullptr);
+        value_ins[ins.size()] = &vit->second;
         ins.push_back(nullptr);
         continue;
       }
@@ -198,10 +262,17 @@ Result<std::vector<ir::Tensor>> run_model(const ir::Model& model,
 
     std::vector<ir::Tensor> outs(n.num_outputs());
     KernelContext ctx(n, std::move(ins), &outs, allocator);
+    if (!value_ins.empty()) ctx.set_input_values(std::move(value_ins));
     if (!n.implicit_inputs().empty()) {
       std::vector<const ir::Tensor*> outer;
-      for (const ir::Value* v : n.implicit_inputs()) outer.push_back(lookup(v));
+      std::vector<const ExecValue*> outer_values;
+      for (const ir::Value* v : n.implicit_inputs()) {
+        auto vit = venv.find(v);
+        outer_values.push_back(vit != venv.end() ? &vit->second : nullptr);
+        outer.push_back(vit != venv.end() ? nullptr : lookup(v));
+      }
       ctx.set_implicit_inputs(std::move(outer));
+      ctx.set_implicit_values(std::move(outer_values));
     }
     Status st = kernels[s]->fn(ctx);
     if (!st.is_ok()) {
@@ -214,6 +285,10 @@ Result<std::vector<ir::Tensor>> run_model(const ir::Model& model,
     for (size_t i = 0; i < n.num_outputs(); ++i) {
       const ir::Value* v = n.output(i);
       if (v == nullptr) continue;
+      if (auto vit = ctx.value_outputs().find(i); vit != ctx.value_outputs().end()) {
+        if (v->has_uses() || v->is_graph_output()) venv[v] = std::move(vit->second);
+        continue;
+      }
       if (i >= outs.size() || outs[i].empty())
         return internal_error(n.describe() + ": the kernel produced no output " +
                               std::to_string(i) + " ('" + v->name() + "')");
@@ -251,6 +326,7 @@ Result<std::vector<ir::Tensor>> run_model(const ir::Model& model,
     for_each_read(n, [&](const ir::Value* v) {
       auto lu = last_use.find(v);
       if (lu == last_use.end() || lu->second != step) return;
+      venv.erase(v);
       auto it = env.find(v);
       if (it == env.end()) return;
       if (v->producer() != nullptr) {
@@ -264,11 +340,15 @@ Result<std::vector<ir::Tensor>> run_model(const ir::Model& model,
     });
   }
 
-  std::vector<ir::Tensor> results;
+  std::vector<ExecValue> results;
   for (const ir::Value* v : g.outputs()) {
+    if (auto vit = venv.find(v); vit != venv.end()) {
+      results.push_back(vit->second);
+      continue;
+    }
     const ir::Tensor* t = lookup(v);
     if (t == nullptr) return invalid_model("graph output '" + v->name() + "' is never computed");
-    results.push_back(arena != nullptr ? deep_copy(*t) : *t);
+    results.push_back(ExecValue::of_tensor(arena != nullptr ? deep_copy(*t) : *t));
   }
   if (options.stats != nullptr) *options.stats = stats;
   return results;

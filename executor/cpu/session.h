@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "executor/cpu/value.h"
 #include "ir/graph.h"
 #include "ir/tensor.h"
 #include "planner/memory_plan.h"
@@ -52,6 +53,13 @@ struct RunOptions {
 Result<std::vector<ir::Tensor>> run_model(const ir::Model& model,
                                           const std::map<std::string, ir::Tensor>& inputs,
                                           const RunOptions& options = {});
+
+// The same for models whose inputs or outputs may be sequences or optionals (executor/cpu/value.h):
+// run_model is this with every value a tensor, and refuses a graph output that is not one. An input
+// declared optional may be given as its content (a tensor or a sequence), which is then present.
+Result<std::vector<ExecValue>> run_model_values(const ir::Model& model,
+                                                const std::map<std::string, ExecValue>& inputs,
+                                                const RunOptions& options = {});
 
 // Nodes in the order run_model executes them for `plan` (plan order when given, else graph order).
 Result<std::vector<const ir::Node*>> execution_order(const ir::Graph& graph,

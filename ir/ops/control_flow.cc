@@ -18,8 +18,13 @@ Shape join(const Shape& a, const Shape& b) {
 
 // Types a subgraph input from the node's value where the subgraph's declaration leaves the type
 // or a dim open.
-void type_input(Graph& g, size_t i, DType dtype, const Shape& shape) {
+void type_input(Graph& g, size_t i, DType dtype, const Shape& shape, const Value* from = nullptr) {
   Value* v = g.inputs()[i];
+  if (from != nullptr && !from->is_tensor()) {  // a sequence or optional: its whole type
+    if (v->is_tensor() && v->dtype() == DType::kUndefined && !v->shape().has_rank())
+      v->set_type(from->type());
+    return;
+  }
   if (v->dtype() == DType::kUndefined) v->set_dtype(dtype);
   if (!v->shape().has_rank()) {
     v->set_shape(shape);
@@ -32,7 +37,8 @@ void type_input(Graph& g, size_t i, DType dtype, const Shape& shape) {
 }
 
 Result<Subgraph> infer_subgraph(const InferenceContext& ctx, const std::string& attr,
-                                const std::vector<std::pair<DType, Shape>>& input_types) {
+                                const std::vector<std::pair<DType, Shape>>& input_types,
+                                const std::vector<const Value*>& input_values = {}) {
   SubgraphOptions options;
   options.inline_small_outer_constants = true;
   auto sg = load_subgraph(ctx.node(), attr, options);
@@ -42,7 +48,8 @@ Result<Subgraph> infer_subgraph(const InferenceContext& ctx, const std::string& 
     return ctx.error(attr + " has " + std::to_string(sg->num_formal_inputs) + " inputs; expected " +
                      std::to_string(input_types.size()));
   for (size_t i = 0; i < input_types.size(); ++i)
-    type_input(g, i, input_types[i].first, input_types[i].second);
+    type_input(g, i, input_types[i].first, input_types[i].second,
+               i < input_values.size() ? input_values[i] : nullptr);
   Status s = infer_shapes(g);
   if (!s.is_ok()) return s.with_context(ctx.node().describe() + ": in " + attr + ": ");
   return sg;
@@ -55,6 +62,7 @@ Status infer_if(InferenceContext& ctx) {
   const auto c = ctx.input_ints(0);
   const int taken = c && c->size() == 1 ? ((*c)[0] != 0 ? 0 : 1) : -1;
   std::vector<std::vector<std::pair<DType, Shape>>> branches(2);
+  std::vector<std::optional<onnx::TypeProto>> nontensor(ctx.num_outputs());
   std::vector<Status> errors;
   int failed = -1;
   const char* names[] = {"then_branch", "else_branch"};
@@ -74,7 +82,10 @@ Status infer_if(InferenceContext& ctx) {
     if (outs.size() != ctx.num_outputs())
       return ctx.error(std::string(names[b]) + " has " + std::to_string(outs.size()) +
                        " outputs but the node has " + std::to_string(ctx.num_outputs()));
-    for (size_t i = 0; i < outs.size(); ++i) types[i] = {outs[i]->dtype(), outs[i]->shape()};
+    for (size_t i = 0; i < outs.size(); ++i) {
+      types[i] = {outs[i]->dtype(), outs[i]->shape()};
+      if (!outs[i]->is_tensor() && (!nontensor[i] || taken == b)) nontensor[i] = outs[i]->type();
+    }
     // The branch that runs hands its shape arithmetic on (N, C, H, W split from a size input).
     if (taken == b)
       for (size_t i = 0; i < outs.size(); ++i)
@@ -85,6 +96,10 @@ Status infer_if(InferenceContext& ctx) {
         }
   }
   for (size_t i = 0; i < ctx.num_outputs(); ++i) {
+    if (nontensor[i]) {  // a sequence or optional: the type of the branch that says most
+      ctx.set_output_type(i, *nontensor[i]);
+      continue;
+    }
     const auto& [t0, s0] = branches[0][i];
     const auto& [t1, s1] = branches[1][i];
     if (t0 != DType::kUndefined && t1 != DType::kUndefined && t0 != t1)
@@ -105,12 +120,14 @@ Status infer_loop(InferenceContext& ctx) {
   const size_t n_carried = ctx.num_inputs() < 2 ? 0 : ctx.num_inputs() - 2;
   std::vector<std::pair<DType, Shape>> ins = {{DType::kInt64, Shape::scalar()},
                                               {DType::kBool, Shape::scalar()}};
+  std::vector<const Value*> values = {nullptr, nullptr};
   for (size_t k = 0; k < n_carried; ++k) {
     if (!ctx.has_input(2 + k))
       return ctx.error("loop-carried input " + std::to_string(k) + " is missing");
     ins.emplace_back(ctx.input_dtype(2 + k), ctx.input_shape(2 + k));
+    values.push_back(ctx.input(2 + k));
   }
-  auto sg = infer_subgraph(ctx, "body", ins);
+  auto sg = infer_subgraph(ctx, "body", ins, values);
   if (!sg.is_ok()) return sg.status();
   const auto& outs = sg->model.graph->outputs();
   if (outs.size() < 1 + n_carried)
@@ -119,8 +136,14 @@ Status infer_loop(InferenceContext& ctx) {
   if (ctx.num_outputs() > outs.size() - 1)
     return ctx.error("the node has " + std::to_string(ctx.num_outputs()) +
                      " outputs but body makes " + std::to_string(outs.size() - 1));
-  for (size_t k = 0; k < n_carried; ++k)
+  for (size_t k = 0; k < n_carried; ++k) {
+    if (!ctx.input(2 + k)->is_tensor() || !outs[1 + k]->is_tensor()) {  // sequence, optional
+      ctx.set_output_type(
+          k, ctx.input(2 + k)->is_tensor() ? outs[1 + k]->type() : ctx.input(2 + k)->type());
+      continue;
+    }
     ctx.set_output(k, ctx.input_dtype(2 + k), join(ctx.input_shape(2 + k), outs[1 + k]->shape()));
+  }
   // The trip count is known when M is a constant and the loop cannot stop early: no cond, or a
   // body that passes its cond through unchanged (as exporters write a for loop).
   Dim trips;

@@ -8,6 +8,11 @@ namespace xopt::ir::ops {
 namespace {
 
 Status infer_identity(InferenceContext& ctx) {
+  // Identity 16+ also passes sequences and optionals through.
+  if (ctx.has_input(0) && !ctx.input(0)->is_tensor()) {
+    ctx.set_output_type(0, ctx.input(0)->type());
+    return Status::ok();
+  }
   XOPT_RETURN_IF_ERROR(infer_same_as_input(ctx));
   if (const SymData* d = ctx.input_data(0)) ctx.set_output_data(0, *d);
   return Status::ok();

@@ -35,6 +35,7 @@ void register_vision_ops(OpList& ops);
 void register_index_ops(OpList& ops);
 void register_control_flow_ops(OpList& ops);
 void register_random_ops(OpList& ops);
+void register_sequence_ops(OpList& ops);
 
 inline constexpr const char* kMsDomain = "com.microsoft";
 

@@ -491,7 +491,8 @@ g (float[2] x) => (float[2] s, ys) <int64 M = {3}> {
 
 // The ONNX backend node tests of If, Loop and Scan whose values are tensors pass, in simple mode
 // and inside a sequential arena plan. (test_if_seq, test_if_opt, test_loop13_seq and
-// test_loop16_seq_none carry sequences and optionals: not claimed, so unsupported.)
+// test_loop16_seq_none carry sequences and optionals: they pass too, in simple mode, since
+// tests/sequence.)
 TEST(ControlFlowConformance, NodeTestsPass) {
   XOPT_REQUIRE_SHARED(shared);
   exec::conformance::Options options;
@@ -502,9 +503,10 @@ TEST(ControlFlowConformance, NodeTestsPass) {
     auto r = exec::conformance::run_case(path, options);
     EXPECT_EQ(r.outcome, exec::conformance::Outcome::kPassed) << name << ": " << r.detail;
   }
-  for (const char* name : {"test_if_seq", "test_loop13_seq"}) {
+  for (const char* name :
+       {"test_if_seq", "test_if_opt", "test_loop13_seq", "test_loop16_seq_none"}) {
     auto r = exec::conformance::run_case(shared + "/onnx-conformance/node/" + name, options);
-    EXPECT_EQ(r.outcome, exec::conformance::Outcome::kUnsupported) << name << ": " << r.detail;
+    EXPECT_EQ(r.outcome, exec::conformance::Outcome::kPassed) << name << ": " << r.detail;
   }
 }
 

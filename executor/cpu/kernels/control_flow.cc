@@ -1,11 +1,12 @@
-// Control flow: If, Loop, Scan. Each runs its subgraph with run_model, in simple mode: the body's
-// values live in their own buffers, outside any arena, and only the node's outputs land in the
-// plan (see planner/README.md, "Control flow"). Outer-scope values reach the body as the extra
+// Control flow: If, Loop, Scan. Each runs its subgraph with run_model(_values), in simple mode: the
+// body's values live in their own buffers, outside any arena, and only the node's outputs land in
+// the plan (see planner/README.md, "Control flow"). Outer-scope values reach the body as the extra
 // inputs ir::load_subgraph declares for them.
 #include <algorithm>
 #include <cstring>
 #include <limits>
 #include <map>
+#include <optional>
 
 #include "executor/cpu/broadcast.h"
 #include "executor/cpu/kernel.h"
@@ -41,6 +42,33 @@ Status add_outer(const KernelContext& ctx, const ir::Subgraph& sg,
     ins[name] = *t;
   }
   return Status::ok();
+}
+
+// The same for bodies whose values may be sequences or optionals (If, Loop).
+Status add_outer_values(const KernelContext& ctx, const ir::Subgraph& sg,
+                        std::map<std::string, ExecValue>& ins) {
+  const auto& implicit = ctx.node().implicit_inputs();
+  for (const std::string& name : sg.outer_names) {
+    std::optional<ExecValue> v;
+    for (size_t i = 0; i < implicit.size(); ++i)
+      if (implicit[i] != nullptr && implicit[i]->name() == name) v = ctx.any_implicit_input(i);
+    if (!v)
+      return ctx.error("the subgraph reads outer-scope value '" + name +
+                       "', which is not available here");
+    ins[name] = std::move(*v);
+  }
+  return Status::ok();
+}
+
+Result<std::vector<ExecValue>> run_body_values(const KernelContext& ctx, const ir::Subgraph& sg,
+                                               const std::map<std::string, ExecValue>& ins) {
+  RunOptions ro;
+  ro.threads = intra_op_threads();
+  auto outs = run_model_values(sg.model, ins, ro);
+  if (!outs.is_ok())
+    return outs.status().with_context(ctx.node().describe() + ": in subgraph '" +
+                                      sg.model.graph->shell().name() + "': ");
+  return outs;
 }
 
 Result<std::vector<Tensor>> run_body(const KernelContext& ctx, const ir::Subgraph& sg,
@@ -121,15 +149,15 @@ Status if_kernel(KernelContext& ctx) {
   XOPT_ASSIGN_OR_RETURN(
       ir::Subgraph sg,
       ir::load_subgraph(ctx.node(), cond ? "then_branch" : "else_branch", exec_options()));
-  std::map<std::string, Tensor> ins;
-  XOPT_RETURN_IF_ERROR(add_outer(ctx, sg, ins));
-  XOPT_ASSIGN_OR_RETURN(std::vector<Tensor> outs, run_body(ctx, sg, ins));
+  std::map<std::string, ExecValue> ins;
+  XOPT_RETURN_IF_ERROR(add_outer_values(ctx, sg, ins));
+  XOPT_ASSIGN_OR_RETURN(std::vector<ExecValue> outs, run_body_values(ctx, sg, ins));
   if (outs.size() != ctx.num_outputs())
     return ctx.error(std::string(cond ? "then_branch" : "else_branch") + " has " +
                      std::to_string(outs.size()) + " outputs but the node has " +
                      std::to_string(ctx.num_outputs()));
   for (size_t i = 0; i < outs.size(); ++i)
-    if (ctx.wants_output(i)) XOPT_RETURN_IF_ERROR(ctx.forward(i, outs[i]));
+    if (ctx.wants_output(i)) XOPT_RETURN_IF_ERROR(ctx.set_output_value(i, std::move(outs[i])));
   return Status::ok();
 }
 
@@ -154,32 +182,37 @@ Status loop_kernel(KernelContext& ctx) {
     return ctx.error("the node has " + std::to_string(ctx.num_outputs()) +
                      " outputs but the body makes " + std::to_string(n_carried + n_scan));
 
-  std::map<std::string, Tensor> ins;
-  XOPT_RETURN_IF_ERROR(add_outer(ctx, sg, ins));
-  std::vector<Tensor> carried;
+  // Loop-carried values may be sequences or optionals (a list built up over the iterations).
+  std::map<std::string, ExecValue> ins;
+  XOPT_RETURN_IF_ERROR(add_outer_values(ctx, sg, ins));
+  std::vector<ExecValue> carried;
   for (size_t i = 0; i < n_carried; ++i) {
-    if (ctx.input(2 + i) == nullptr)
-      return ctx.error("loop-carried input " + std::to_string(i) + " is missing");
-    carried.push_back(*ctx.input(2 + i));
+    std::optional<ExecValue> v = ctx.any_input(2 + i);
+    if (!v) return ctx.error("loop-carried input " + std::to_string(i) + " is missing");
+    carried.push_back(std::move(*v));
   }
   std::vector<std::vector<Tensor>> scans(n_scan);
   const std::string& iter_name = body.inputs()[0]->name();
   const std::string& cond_name = body.inputs()[1]->name();
   for (int64_t i = 0; i < max_trip && cond; ++i) {
-    ins[iter_name] = Tensor::scalar<int64_t>(i);
-    ins[cond_name] = Tensor::scalar<bool>(cond);
+    ins[iter_name] = ExecValue::of_tensor(Tensor::scalar<int64_t>(i));
+    ins[cond_name] = ExecValue::of_tensor(Tensor::scalar<bool>(cond));
     for (size_t k = 0; k < n_carried; ++k) ins[body.inputs()[2 + k]->name()] = carried[k];
-    XOPT_ASSIGN_OR_RETURN(std::vector<Tensor> outs, run_body(ctx, sg, ins));
-    if (outs[0].numel() != 1) return ctx.error("the body's cond output is not a single element");
-    cond = outs[0].as_int64(0) != 0;
+    XOPT_ASSIGN_OR_RETURN(std::vector<ExecValue> outs, run_body_values(ctx, sg, ins));
+    if (!outs[0].is_tensor() || outs[0].tensor().numel() != 1)
+      return ctx.error("the body's cond output is not a single element");
+    cond = outs[0].tensor().as_int64(0) != 0;
     for (size_t k = 0; k < n_carried; ++k) carried[k] = std::move(outs[1 + k]);
     for (size_t k = 0; k < n_scan; ++k) {
-      XOPT_RETURN_IF_ERROR(check_plain(ctx, outs[1 + n_carried + k], "a scan output"));
-      scans[k].push_back(std::move(outs[1 + n_carried + k]));
+      if (!outs[1 + n_carried + k].is_tensor())
+        return ctx.unsupported("scan output " + std::to_string(k) + " is a " +
+                               outs[1 + n_carried + k].describe() + ", not a tensor");
+      XOPT_RETURN_IF_ERROR(check_plain(ctx, outs[1 + n_carried + k].tensor(), "a scan output"));
+      scans[k].push_back(std::move(outs[1 + n_carried + k].mutable_tensor()));
     }
   }
   for (size_t k = 0; k < n_carried && k < ctx.num_outputs(); ++k)
-    if (ctx.wants_output(k)) XOPT_RETURN_IF_ERROR(ctx.forward(k, carried[k]));
+    if (ctx.wants_output(k)) XOPT_RETURN_IF_ERROR(ctx.set_output_value(k, carried[k]));
   for (size_t k = 0; k < n_scan && n_carried + k < ctx.num_outputs(); ++k) {
     if (!ctx.wants_output(n_carried + k)) continue;
     std::vector<int64_t> elem;

@@ -12,6 +12,8 @@ namespace {
 using ew::kLastOpset;
 
 Status identity(KernelContext& ctx) {
+  // Identity 16+ also passes sequences and optionals through.
+  if (const ExecValue* v = ctx.input_value(0)) return ctx.set_output_value(0, *v);
   XOPT_ASSIGN_OR_RETURN(const ir::Tensor* x, ew::required_input(ctx, 0));
   return ctx.forward(0, *x);
 }
