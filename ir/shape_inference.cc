@@ -3,6 +3,7 @@
 #include <unordered_set>
 
 #include "ir/op_registry.h"
+#include "ir/value_type.h"
 
 namespace xopt::ir {
 namespace {
@@ -21,6 +22,27 @@ Shape merge_shapes(const Shape& inferred, const Shape& previous) {
     const Dim& p = previous[i];
     Dim& d = out[i];
     if (!d.is_known() && !d.is_symbolic()) d = p;
+  }
+  return out;
+}
+
+// The same for sequence and optional types: the inferred structure, with the element dims (and
+// element type) inference left open taken from what the value declared.
+onnx::TypeProto merge_types(const onnx::TypeProto& inferred, const onnx::TypeProto& previous) {
+  if (type_kind(inferred) != type_kind(previous)) return inferred;
+  onnx::TypeProto out = inferred;
+  if (inferred.has_sequence_type())
+    *out.mutable_sequence_type()->mutable_elem_type() =
+        merge_types(inferred.sequence_type().elem_type(), previous.sequence_type().elem_type());
+  else if (inferred.has_optional_type())
+    *out.mutable_optional_type()->mutable_elem_type() =
+        merge_types(inferred.optional_type().elem_type(), previous.optional_type().elem_type());
+  else if (inferred.has_tensor_type() && previous.has_tensor_type()) {
+    DType d, pd;
+    Shape s, ps;
+    parse_tensor_type(inferred, &d, &s);
+    parse_tensor_type(previous, &pd, &ps);
+    out = tensor_type(d != DType::kUndefined ? d : pd, merge_shapes(s, ps));
   }
   return out;
 }
@@ -150,7 +172,7 @@ Status infer_shapes(Graph& graph, const InferOptions& options) {
       Value* v = node->output(i);
       if (v == nullptr) continue;
       const auto& r = results[i];
-      if (r.type) v->set_type(*r.type);
+      if (r.type) v->set_type(v->is_tensor() ? *r.type : merge_types(*r.type, v->type()));
       if (r.set) {
         if (v->is_graph_output())
           XOPT_RETURN_IF_ERROR(check_declared_output(*node, *v, r.dtype, r.shape));

@@ -12,9 +12,13 @@
 // |actual - expected| <= atol + rtol * |expected| (NaN equals NaN); integers, bool and strings must
 // be equal.
 //
+// Test data of sequence and optional inputs and outputs (SequenceProto, OptionalProto files) is
+// read as the graph declares them and run with run_model_values; sequences compare element by
+// element, optionals by presence and then content.
+//
 // Outcomes: passed; failed (a wrong value, shape or dtype, or any error); unsupported (something we
 // do not implement: a node whose op has no kernel at that opset, an element type the IR or a kernel
-// does not support, a non-tensor input or output, or a result that depends on numpy's random
+// does not support, a map or a sequence of non-tensors, or a result that depends on numpy's random
 // stream). Unsupported is never counted as passed.
 #pragma once
 
@@ -37,7 +41,8 @@ struct Options {
   double rtol = 1e-3;
   double atol = 1e-7;
   // Also run every data set in an arena laid out by sequential_plan (graph inputs and outputs
-  // inside the arena) and require outputs identical to simple mode.
+  // inside the arena) and require outputs identical to simple mode. Models whose graph inputs or
+  // outputs are sequences or optionals run in simple mode only.
   bool also_arena = false;
   // Runs a case's model on one data set's inputs (graph outputs in order); unset: the CPU executor.
   // `xopt conformance --device cuda` sets the CUDA executor here. An unsupported error (no kernel

@@ -104,9 +104,15 @@ Status split_inputs(const ir::Graph& g, const std::map<std::string, ExecValue>& 
     ExecValue value = ev;
     if (declared == ir::TypeKind::kOptional && !value.is_optional())
       value = ExecValue::some(std::move(value));
-    const bool fits = untyped || (declared == ir::TypeKind::kTensor && value.is_tensor()) ||
-                      (declared == ir::TypeKind::kSequence && value.is_sequence()) ||
-                      (declared == ir::TypeKind::kOptional && value.is_optional());
+    bool fits = untyped || (declared == ir::TypeKind::kTensor && value.is_tensor()) ||
+                (declared == ir::TypeKind::kSequence && value.is_sequence()) ||
+                (declared == ir::TypeKind::kOptional && value.is_optional());
+    if (fits && !untyped && declared == ir::TypeKind::kOptional && value.has_element()) {
+      // The content must be of the kind the optional declares (a tensor, or a sequence).
+      const ir::TypeKind elem = ir::type_kind(ir::element_type(v->type()));
+      fits = (elem == ir::TypeKind::kTensor) == value.element().is_tensor() &&
+             (elem == ir::TypeKind::kSequence) == value.element().is_sequence();
+    }
     if (v != nullptr && v->is_graph_input() && !fits)
       return invalid_argument("input '" + name + "' is a " + value.describe() +
                               " but the graph declares " + ir::type_to_string(*v));

@@ -137,9 +137,11 @@ Status infer_loop(InferenceContext& ctx) {
     return ctx.error("the node has " + std::to_string(ctx.num_outputs()) +
                      " outputs but body makes " + std::to_string(outs.size() - 1));
   for (size_t k = 0; k < n_carried; ++k) {
-    if (!ctx.input(2 + k)->is_tensor() || !outs[1 + k]->is_tensor()) {  // sequence, optional
+    if (!ctx.input(2 + k)->is_tensor() || !outs[1 + k]->is_tensor()) {
+      // A sequence or optional: what the body makes (Loop 16 lets an optional(seq) carried in
+      // come out as the seq), or what went in when the body leaves it untyped.
       ctx.set_output_type(
-          k, ctx.input(2 + k)->is_tensor() ? outs[1 + k]->type() : ctx.input(2 + k)->type());
+          k, outs[1 + k]->is_tensor() ? ctx.input(2 + k)->type() : outs[1 + k]->type());
       continue;
     }
     ctx.set_output(k, ctx.input_dtype(2 + k), join(ctx.input_shape(2 + k), outs[1 + k]->shape()));
