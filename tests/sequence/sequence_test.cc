@@ -556,6 +556,13 @@ TEST(SequenceConformance, NodeTestsPass) {
       continue;
     auto r = exec::conformance::run_case(path);
     EXPECT_EQ(r.outcome, exec::conformance::Outcome::kPassed) << name << ": " << r.detail;
+    // Strict shape inference accepts every one of them too (the passes run it).
+    auto m = ir::load_model(path + "/model.onnx");
+    ASSERT_TRUE(m.is_ok()) << name << ": " << m.status().message();
+    ir::InferOptions strict;
+    strict.strict = true;
+    Status st = ir::infer_shapes(*m->graph, strict);
+    EXPECT_TRUE(st.is_ok()) << name << ": " << st.message();
     ++cases;
   }
   EXPECT_EQ(cases, 34);
