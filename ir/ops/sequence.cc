@@ -49,11 +49,12 @@ Status check_position(const InferenceContext& ctx, size_t i) {
   return Status::ok();
 }
 
-// The integer content of a value known before running: an initializer, a Constant node, or shape
-// arithmetic that inference followed.
+// The integer content of a value known before running: an initializer (also one that is an
+// overridable graph input: its default, as InferenceContext::input_constant takes it), a Constant
+// node, or shape arithmetic that inference followed.
 std::optional<std::vector<int64_t>> known_ints(const Value* v) {
   if (v == nullptr) return std::nullopt;
-  if (v->is_constant() && is_integer(v->initializer()->dtype()))
+  if (v->initializer() != nullptr && is_integer(v->initializer()->dtype()))
     return v->initializer()->to_int64_vector();
   if (v->producer() != nullptr && v->producer()->is("Constant")) {
     Tensor t = v->producer()->attr_tensor("value");
