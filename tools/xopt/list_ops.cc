@@ -41,8 +41,10 @@ int list_ops(const DeviceFlags& device) {
       "and bool where the op's spec allows them (string for Equal and data movement); the "
       "narrow types float8 (e4m3fn, e4m3fnuz, e5m2, e5m2fnuz), float8e8m0, float4e2m1, int4, "
       "uint4, int2 and uint2 only for Cast, CastLike, QuantizeLinear and DequantizeLinear, from "
-      "the opsets that add them; not claimed: float6 (e2m3, e3m2), sequence/optional/map values, "
-      "and Dropout in training mode with ratio > 0 (random mask)\n",
+      "the opsets that add them; sequences and optionals of tensors for the Sequence* and "
+      "Optional* ops, SplitToSequence, ConcatFromSequence, SequenceMap, If, Loop and Identity; "
+      "not claimed: float6 (e2m3, e3m2), maps and sequences of sequences, and Dropout in "
+      "training mode with ratio > 0 (random mask)\n",
       stderr);
   // Standard ops with no kernel yet, by why they wait (issue 13).
   std::fputs(
