@@ -23,17 +23,22 @@ size_t dtype_size(DType t) {
     case DType::kUInt16:
     case DType::kInt16:
     case DType::kFloat16:
-    case DType::kBFloat16: return 2;
+    case DType::kBFloat16:
+      return 2;
     case DType::kFloat:
     case DType::kInt32:
-    case DType::kUInt32: return 4;
+    case DType::kUInt32:
+      return 4;
     case DType::kDouble:
     case DType::kInt64:
     case DType::kUInt64:
-    case DType::kComplex64: return 8;
-    case DType::kComplex128: return 16;
+    case DType::kComplex64:
+      return 8;
+    case DType::kComplex128:
+      return 16;
     case DType::kString:
-    case DType::kUndefined: return 0;
+    case DType::kUndefined:
+      return 0;
   }
   return 0;
 }
@@ -131,8 +136,10 @@ bool is_integer(DType t) {
     case DType::kUInt8:
     case DType::kUInt16:
     case DType::kUInt32:
-    case DType::kUInt64: return true;
-    default: return false;
+    case DType::kUInt64:
+      return true;
+    default:
+      return false;
   }
 }
 

@@ -1,4 +1,5 @@
-// Element types. The numeric values are those of onnx::TensorProto::DataType so that conversion is a cast.
+// Element types. The numeric values are those of onnx::TensorProto::DataType so that conversion is
+// a cast.
 #pragma once
 
 #include <cstddef>
@@ -98,18 +99,57 @@ uint16_t float_to_bfloat16(float f);  // round to nearest even
 // The DType of a C++ element type, for typed accessors: dtype_of<float>() == DType::kFloat.
 template <typename T>
 constexpr DType dtype_of();
-template <> constexpr DType dtype_of<float>() { return DType::kFloat; }
-template <> constexpr DType dtype_of<double>() { return DType::kDouble; }
-template <> constexpr DType dtype_of<int8_t>() { return DType::kInt8; }
-template <> constexpr DType dtype_of<uint8_t>() { return DType::kUInt8; }
-template <> constexpr DType dtype_of<int16_t>() { return DType::kInt16; }
-template <> constexpr DType dtype_of<uint16_t>() { return DType::kUInt16; }
-template <> constexpr DType dtype_of<int32_t>() { return DType::kInt32; }
-template <> constexpr DType dtype_of<uint32_t>() { return DType::kUInt32; }
-template <> constexpr DType dtype_of<int64_t>() { return DType::kInt64; }
-template <> constexpr DType dtype_of<uint64_t>() { return DType::kUInt64; }
-template <> constexpr DType dtype_of<bool>() { return DType::kBool; }
-template <> constexpr DType dtype_of<Float16>() { return DType::kFloat16; }
-template <> constexpr DType dtype_of<BFloat16>() { return DType::kBFloat16; }
+template <>
+constexpr DType dtype_of<float>() {
+  return DType::kFloat;
+}
+template <>
+constexpr DType dtype_of<double>() {
+  return DType::kDouble;
+}
+template <>
+constexpr DType dtype_of<int8_t>() {
+  return DType::kInt8;
+}
+template <>
+constexpr DType dtype_of<uint8_t>() {
+  return DType::kUInt8;
+}
+template <>
+constexpr DType dtype_of<int16_t>() {
+  return DType::kInt16;
+}
+template <>
+constexpr DType dtype_of<uint16_t>() {
+  return DType::kUInt16;
+}
+template <>
+constexpr DType dtype_of<int32_t>() {
+  return DType::kInt32;
+}
+template <>
+constexpr DType dtype_of<uint32_t>() {
+  return DType::kUInt32;
+}
+template <>
+constexpr DType dtype_of<int64_t>() {
+  return DType::kInt64;
+}
+template <>
+constexpr DType dtype_of<uint64_t>() {
+  return DType::kUInt64;
+}
+template <>
+constexpr DType dtype_of<bool>() {
+  return DType::kBool;
+}
+template <>
+constexpr DType dtype_of<Float16>() {
+  return DType::kFloat16;
+}
+template <>
+constexpr DType dtype_of<BFloat16>() {
+  return DType::kBFloat16;
+}
 
 }  // namespace xopt::ir

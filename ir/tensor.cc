@@ -101,19 +101,32 @@ namespace {
 template <typename F>
 auto visit_numeric(DType t, const void* p, int64_t i, F&& f) {
   switch (t) {
-    case DType::kFloat: return f(static_cast<const float*>(p)[i]);
-    case DType::kDouble: return f(static_cast<const double*>(p)[i]);
-    case DType::kInt8: return f(static_cast<const int8_t*>(p)[i]);
-    case DType::kUInt8: return f(static_cast<const uint8_t*>(p)[i]);
-    case DType::kInt16: return f(static_cast<const int16_t*>(p)[i]);
-    case DType::kUInt16: return f(static_cast<const uint16_t*>(p)[i]);
-    case DType::kInt32: return f(static_cast<const int32_t*>(p)[i]);
-    case DType::kUInt32: return f(static_cast<const uint32_t*>(p)[i]);
-    case DType::kInt64: return f(static_cast<const int64_t*>(p)[i]);
-    case DType::kUInt64: return f(static_cast<const uint64_t*>(p)[i]);
-    case DType::kBool: return f(static_cast<const bool*>(p)[i]);
-    case DType::kFloat16: return f(half_to_float(static_cast<const uint16_t*>(p)[i]));
-    case DType::kBFloat16: return f(bfloat16_to_float(static_cast<const uint16_t*>(p)[i]));
+    case DType::kFloat:
+      return f(static_cast<const float*>(p)[i]);
+    case DType::kDouble:
+      return f(static_cast<const double*>(p)[i]);
+    case DType::kInt8:
+      return f(static_cast<const int8_t*>(p)[i]);
+    case DType::kUInt8:
+      return f(static_cast<const uint8_t*>(p)[i]);
+    case DType::kInt16:
+      return f(static_cast<const int16_t*>(p)[i]);
+    case DType::kUInt16:
+      return f(static_cast<const uint16_t*>(p)[i]);
+    case DType::kInt32:
+      return f(static_cast<const int32_t*>(p)[i]);
+    case DType::kUInt32:
+      return f(static_cast<const uint32_t*>(p)[i]);
+    case DType::kInt64:
+      return f(static_cast<const int64_t*>(p)[i]);
+    case DType::kUInt64:
+      return f(static_cast<const uint64_t*>(p)[i]);
+    case DType::kBool:
+      return f(static_cast<const bool*>(p)[i]);
+    case DType::kFloat16:
+      return f(half_to_float(static_cast<const uint16_t*>(p)[i]));
+    case DType::kBFloat16:
+      return f(bfloat16_to_float(static_cast<const uint16_t*>(p)[i]));
     case DType::kInt4:
     case DType::kInt2:
       return f(static_cast<const int8_t*>(p)[i]);  // sign-extended in memory
@@ -127,7 +140,8 @@ auto visit_numeric(DType t, const void* p, int64_t i, F&& f) {
     case DType::kFloat4E2M1:
     case DType::kFloat8E8M0:
       return f(narrow_float_to_float(t, static_cast<const uint8_t*>(p)[i]));
-    default: return f(0);
+    default:
+      return f(0);
   }
 }
 }  // namespace

@@ -9,7 +9,8 @@
 
 namespace xopt::ir {
 
-// How an initializer's payload was stored in the file, so that an untouched tensor saves the same way.
+// How an initializer's payload was stored in the file, so that an untouched tensor saves the same
+// way.
 enum class TensorEncoding { kRaw = 0, kTyped = 1, kExternal = 2 };
 
 // Decodes a tensor. External data is resolved against `base_dir` (see resolve_external_path) and
@@ -26,8 +27,8 @@ size_t packed_nbytes(const Tensor& t);
 // That payload: the in-memory bytes, packed for the sub-byte types.
 std::string packed_data(const Tensor& t);
 
-// Resolves an external-data `location` against the model folder and refuses anything that escapes it:
-// absolute paths, "..", and symbolic links pointing outside. Returns the resolved path.
+// Resolves an external-data `location` against the model folder and refuses anything that escapes
+// it: absolute paths, "..", and symbolic links pointing outside. Returns the resolved path.
 Result<std::string> resolve_external_path(const std::string& base_dir, const std::string& location);
 
 }  // namespace xopt::ir
