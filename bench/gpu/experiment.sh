@@ -16,6 +16,8 @@
 #                figure), plan-info, then `xopt bench` (offloaded vs resident, outputs compared)
 #   group        ResNet-50, MobileNetV2 and BERT-base (batch 1) planned into one shared arena, then
 #                `xopt bench-group` (each member against its solo run, memory measured)
+#   tune         the carried shared models planned with --tune (algorithm choices stored in the
+#                model), plan-info listing them, then `xopt bench` reusing them vs searching again
 #   python       the Python package (BUNDLE_PYTHON=1 make_bundle.sh) on PyTorch CUDA tensors:
 #                bench/gpu/python_dlpack.py (no host round trip, CUPTI-counted copies, timing) and
 #                the pytest suite's GPU cases
@@ -148,6 +150,22 @@ print(int((p['breakdown']['parameters'] + p['arena_bytes']) * 0.5))" "$W/$m.b$b.
         "$g/bert_base.opt.onnx" --json "$OUT/group.json" >> "$OUT/group.txt" 2>&1
       echo "exit $?" >> "$OUT/group.txt"
       tail -n 16 "$OUT/group.txt" | tee -a "$OUT/log.txt" ;;
+    tune)
+      log "tune"
+      for d in "$G"/shared/models/*/; do
+        m=$(basename "$d")
+        echo "---- $m" >> "$OUT/tune.txt"
+        "$X" --passes=fold,fuse,plan --device cuda --batch 1 --tune "$d/model.onnx" \
+          -o "$W/$m.tuned.onnx" >> "$OUT/tune.txt" 2>&1
+        echo "exit $?" >> "$OUT/tune.txt"
+        "$X" plan-info "$W/$m.tuned.onnx" 2>&1 | grep -iA4 "algorithm" >> "$OUT/tune.txt"
+        for again in "" --tune; do
+          echo "-- bench $again" >> "$OUT/tune.txt"
+          "$X" bench --device cuda "$W/$m.tuned.onnx" --iterations 50 $again >> "$OUT/tune.txt" 2>&1
+          echo "exit $?" >> "$OUT/tune.txt"
+        done
+      done
+      grep -E "^----|^--|^exit|algorithm|reused|median" "$OUT/tune.txt" | tee -a "$OUT/log.txt" ;;
     python)
       log "python"
       need_models

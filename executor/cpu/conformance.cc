@@ -5,6 +5,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "executor/cpu/broadcast.h"
@@ -198,14 +199,14 @@ Result<ExecValue> read_value_file(const std::string& path, const ir::Value& v) {
 
 // Compares any kind of output: the same kind, and each tensor as outputs_match does.
 bool values_match(const ExecValue& actual, const ExecValue& expected, double rtol, double atol,
-                  std::string* why) {
+                  std::string* why, int64_t* below_resolution) {
   if (actual.kind() != expected.kind()) {
     *why = "a " + actual.describe() + ", expected a " + expected.describe();
     return false;
   }
   switch (actual.kind()) {
     case ExecValue::Kind::kTensor:
-      return outputs_match(actual.tensor(), expected.tensor(), rtol, atol, why);
+      return outputs_match(actual.tensor(), expected.tensor(), rtol, atol, why, below_resolution);
     case ExecValue::Kind::kSequence:
       if (actual.items().size() != expected.items().size()) {
         *why = std::to_string(actual.items().size()) + " elements, expected " +
@@ -213,7 +214,8 @@ bool values_match(const ExecValue& actual, const ExecValue& expected, double rto
         return false;
       }
       for (size_t i = 0; i < actual.items().size(); ++i)
-        if (!outputs_match(actual.items()[i], expected.items()[i], rtol, atol, why)) {
+        if (!outputs_match(actual.items()[i], expected.items()[i], rtol, atol, why,
+                           below_resolution)) {
           *why = "element " + std::to_string(i) + ": " + *why;
           return false;
         }
@@ -225,7 +227,7 @@ bool values_match(const ExecValue& actual, const ExecValue& expected, double rto
         return false;
       }
       return !actual.has_element() ||
-             values_match(actual.element(), expected.element(), rtol, atol, why);
+             values_match(actual.element(), expected.element(), rtol, atol, why, below_resolution);
   }
   return false;
 }
@@ -334,7 +336,7 @@ bool random_output_plausible(const ir::Tensor& got, const ir::Tensor& expected, 
 
 // A data set of a model with sequence or optional inputs or outputs: the CPU executor only.
 Result<std::string> check_value_data_set(const ir::Model& model, const DataSet& ds,
-                                         const Options& o) {
+                                         const Options& o, int64_t* below_resolution) {
   if (o.runner) return unsupported("sequence and optional values are run by the CPU executor only");
   XOPT_ASSIGN_OR_RETURN(std::vector<ExecValue> got, run_model_values(model, ds.value_inputs));
   if (got.size() != ds.value_outputs.size())
@@ -343,15 +345,17 @@ Result<std::string> check_value_data_set(const ir::Model& model, const DataSet& 
   const auto& outs = model.graph->outputs();
   for (size_t i = 0; i < got.size(); ++i) {
     std::string why;
-    if (!values_match(got[i], ds.value_outputs[i], o.rtol, o.atol, &why))
+    if (!values_match(got[i], ds.value_outputs[i], o.rtol, o.atol, &why, below_resolution))
       return ds.name + ": output '" + outs[i]->name() + "': " + why;
   }
   return std::string();
 }
 
-// Runs one data set; returns "" when it matches, else why not.
-Result<std::string> check_data_set(const ir::Model& model, const DataSet& ds, const Options& o) {
-  if (ds.has_values) return check_value_data_set(model, ds, o);
+// Runs one data set; returns "" when it matches, else why not. Elements that passed within the
+// reference's resolution only are added to `below_resolution`.
+Result<std::string> check_data_set(const ir::Model& model, const DataSet& ds, const Options& o,
+                                   int64_t* below_resolution) {
+  if (ds.has_values) return check_value_data_set(model, ds, o, below_resolution);
   XOPT_ASSIGN_OR_RETURN(std::vector<ir::Tensor> got,
                         o.runner ? o.runner(model, ds.inputs) : run_model(model, ds.inputs));
   if (got.size() != ds.outputs.size())
@@ -362,7 +366,7 @@ Result<std::string> check_data_set(const ir::Model& model, const DataSet& ds, co
   for (size_t i = 0; i < got.size(); ++i) {
     std::string why;
     if (random ? !random_output_plausible(got[i], ds.outputs[i], &why)
-               : !outputs_match(got[i], ds.outputs[i], o.rtol, o.atol, &why))
+               : !outputs_match(got[i], ds.outputs[i], o.rtol, o.atol, &why, below_resolution))
       return ds.name + ": output '" + outs[i]->name() + "': " + why;
   }
   if (o.also_arena && !o.runner && random) {  // another draw: plausible, not equal
@@ -420,8 +424,38 @@ Result<ir::Tensor> read_tensor_file(const std::string& path) {
   return t;
 }
 
+namespace {
+// One ulp of the largest finite magnitude in `expected`: what a reference computed in its own
+// precision cannot resolve (conformance.h).
+double reference_resolution(const ir::Tensor& expected) {
+  double eps = 0.0;
+  switch (expected.dtype()) {
+    case ir::DType::kFloat:
+      eps = std::numeric_limits<float>::epsilon();
+      break;
+    case ir::DType::kDouble:
+      eps = std::numeric_limits<double>::epsilon();
+      break;
+    case ir::DType::kFloat16:
+      eps = 0x1p-10;
+      break;
+    case ir::DType::kBFloat16:
+      eps = 0x1p-7;
+      break;
+    default:
+      return 0.0;
+  }
+  double largest = 0.0;
+  for (int64_t i = 0; i < expected.numel(); ++i) {
+    const double v = std::fabs(expected.as_double(i));
+    if (std::isfinite(v)) largest = std::max(largest, v);
+  }
+  return eps * largest;
+}
+}  // namespace
+
 bool outputs_match(const ir::Tensor& actual, const ir::Tensor& expected, double rtol, double atol,
-                   std::string* why) {
+                   std::string* why, int64_t* below_resolution) {
   if (actual.dtype() != expected.dtype()) {
     *why = "dtype " + std::string(ir::dtype_name(actual.dtype())) + ", expected " +
            std::string(ir::dtype_name(expected.dtype()));
@@ -437,6 +471,9 @@ bool outputs_match(const ir::Tensor& actual, const ir::Tensor& expected, double 
   double worst = 0.0;
   const bool fl = ir::is_float(actual.dtype());
   const size_t es = ir::dtype_size(actual.dtype());
+  const double resolution =
+      below_resolution != nullptr && fl ? reference_resolution(expected) : 0.0;
+  int64_t resolved = 0;
   for (int64_t i = 0; i < n; ++i) {
     bool ok;
     if (actual.dtype() == ir::DType::kString) {
@@ -450,6 +487,10 @@ bool outputs_match(const ir::Tensor& actual, const ir::Tensor& expected, double 
       } else {
         double err = std::fabs(a - b);
         ok = err <= atol + rtol * std::fabs(b);
+        if (!ok && err < resolution) {
+          ok = true;
+          ++resolved;
+        }
         if (!ok) worst = std::max(worst, err);
       }
     } else {
@@ -467,7 +508,10 @@ bool outputs_match(const ir::Tensor& actual, const ir::Tensor& expected, double 
       ++bad;
     }
   }
-  if (bad == 0) return true;
+  if (bad == 0) {
+    if (below_resolution != nullptr) *below_resolution += resolved;
+    return true;
+  }
   *why = std::to_string(bad) + " of " + std::to_string(n) + " elements differ; first at " +
          std::to_string(first) + ": " + element_string(actual, first) + ", expected " +
          element_string(expected, first);
@@ -516,7 +560,7 @@ CaseResult run_case(const std::string& path, const Options& options) {
       r.detail = rnd;
       return r;
     }
-    auto res = check_data_set(*model, ds, options);
+    auto res = check_data_set(*model, ds, options, &r.below_resolution);
     ++r.data_sets;
     if (!res.is_ok()) {
       r.outcome = classify(res.status());
@@ -531,7 +575,7 @@ CaseResult run_case(const std::string& path, const Options& options) {
   }
   r.outcome = Outcome::kPassed;
   r.random_values = draws_random_values(g);
-  return r;
+  return r;  // below_resolution was counted by the data sets
 }
 
 std::vector<std::pair<std::string, Tally>> tally_by_op(const std::vector<CaseResult>& results) {
@@ -541,6 +585,7 @@ std::vector<std::pair<std::string, Tally>> tally_by_op(const std::vector<CaseRes
     if (c.outcome == Outcome::kPassed) {
       ++t.passed;
       if (c.random_values) ++t.random;
+      if (c.below_resolution > 0) ++t.resolution;
     } else if (c.outcome == Outcome::kFailed)
       ++t.failed;
     else
@@ -557,6 +602,7 @@ Tally totals(const std::vector<CaseResult>& results) {
     if (c.outcome == Outcome::kPassed) {
       ++t.passed;
       if (c.random_values) ++t.random;
+      if (c.below_resolution > 0) ++t.resolution;
     } else if (c.outcome == Outcome::kFailed) {
       ++t.failed;
     } else {
@@ -575,6 +621,7 @@ std::string format_report(const std::vector<CaseResult>& results, bool details) 
     if (t.failed) o << ", " << t.failed << " failed";
     if (t.unsupported) o << ", " << t.unsupported << " unsupported";
     if (t.random) o << " (" << t.random << " with random values: type, shape and range checked)";
+    if (t.resolution) o << " (" << t.resolution << " within the reference's resolution)";
     o << "\n";
   };
   bool multi_header = false;
@@ -592,12 +639,20 @@ std::string format_report(const std::vector<CaseResult>& results, bool details) 
       if (c.outcome != Outcome::kPassed)
         o << outcome_name(c.outcome) << ": " << c.suite << "/" << c.name << ": " << c.detail
           << "\n";
+      else if (c.below_resolution > 0)
+        o << "passed within the reference's resolution: " << c.suite << "/" << c.name << ": "
+          << c.below_resolution
+          << " elements differ by more than atol + rtol*|expected| but less than one ulp of "
+             "the output's largest value\n";
   }
   Tally t = totals(results);
   o << "\ntotal: " << t.total() << " cases, " << t.passed << " passed, " << t.failed << " failed, "
     << t.unsupported << " unsupported";
   if (t.random)
     o << " (" << t.random << " passed with random values: type, shape and range checked)";
+  if (t.resolution)
+    o << " (" << t.resolution
+      << " passed with elements within the reference's resolution: --details lists them)";
   o << "\n";
   return o.str();
 }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <iostream>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -119,6 +120,44 @@ TEST(Conformance, ElementwiseNodeTestsAllPass) {
   for (const auto& [why, n] : excluded) std::cout << "excluded (" << why << "): " << n << "\n";
   EXPECT_GT(t.total(), 300);
   EXPECT_EQ(t.passed, t.total());
+}
+
+// The reference's resolution (one ulp of its largest magnitude) widens the conformance rule, and
+// only that far: test_dft_inverse stores float32 noise (1.9e-7 on a scale of 54) where the exact
+// answer is 0.
+TEST(Conformance, DifferencesBelowTheReferencesResolutionPassAndAreCounted) {
+  const auto expected = ir::Tensor::of<float>({3}, {54.0F, 1.9e-7F, 0.0F});
+  const float ulp = 54.0F * std::numeric_limits<float>::epsilon();  // 6.4e-6
+  std::string why;
+  int64_t below = 0;
+  // Exact where the reference has noise: passes, one element counted.
+  EXPECT_TRUE(conformance::outputs_match(ir::Tensor::of<float>({3}, {54.0F, 0.0F, 0.0F}), expected,
+                                         1e-3, 1e-7, &why, &below));
+  EXPECT_EQ(below, 1);
+  // The plain rule (no counter) stays ONNX's: the same output fails.
+  EXPECT_FALSE(conformance::outputs_match(ir::Tensor::of<float>({3}, {54.0F, 0.0F, 0.0F}), expected,
+                                          1e-3, 1e-7, &why));
+  EXPECT_NE(why.find("1 of 3 elements differ"), std::string::npos) << why;
+  // A difference of one ulp of the largest value or more still fails.
+  below = 0;
+  EXPECT_FALSE(conformance::outputs_match(ir::Tensor::of<float>({3}, {54.0F, 1.9e-7F, ulp}),
+                                          expected, 1e-3, 1e-7, &why, &below));
+  EXPECT_EQ(below, 0);
+  // Integers are never widened.
+  EXPECT_FALSE(conformance::outputs_match(ir::Tensor::of<int32_t>({2}, {1000, 1}),
+                                          ir::Tensor::of<int32_t>({2}, {1000, 0}), 1e-3, 1e-7, &why,
+                                          &below));
+}
+
+// test_dft_inverse passes, and says it passed within the reference's resolution.
+TEST(Conformance, DftInversePassesWithinTheReferencesResolution) {
+  XOPT_REQUIRE_SHARED(shared);
+  const conformance::CaseResult r =
+      conformance::run_case(shared + "/onnx-conformance/node/test_dft_inverse");
+  EXPECT_EQ(r.outcome, conformance::Outcome::kPassed) << r.detail;
+  EXPECT_EQ(r.below_resolution, 10);
+  EXPECT_NE(conformance::format_report({r}, true).find("within the reference's resolution"),
+            std::string::npos);
 }
 
 }  // namespace
