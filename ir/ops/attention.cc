@@ -1,5 +1,7 @@
 // Transformer ops of the standard domain: Attention (23-25), RotaryEmbedding, RMSNormalization,
-// SwiGLU, LinearAttention and CausalConvWithState.
+// SwiGLU, LinearAttention and CausalConvWithState; ai.onnx.preview's FlexAttention
+// (flex_attention.h).
+#include "ir/ops/flex_attention.h"
 #include "ir/ops/op_helpers.h"
 
 namespace xopt::ir::ops {
@@ -145,6 +147,8 @@ void register_attention_ops(OpList& ops) {
   ops.push_back(make_op("SwiGLU", 28, kMaxOpset, infer_swiglu));
   ops.push_back(make_op("LinearAttention", 27, kMaxOpset, infer_linear_attention));
   ops.push_back(make_op("CausalConvWithState", 27, kMaxOpset, infer_causal_conv));
+  ops.push_back(
+      make_op("FlexAttention", 1, kMaxOpset, infer_flex_attention, kNoFlags, kPreviewDomain));
 }
 
 }  // namespace xopt::ir::ops

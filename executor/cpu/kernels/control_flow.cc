@@ -12,6 +12,7 @@
 #include "executor/cpu/kernel.h"
 #include "executor/cpu/parallel.h"
 #include "executor/cpu/session.h"
+#include "executor/cpu/subgraph_run.h"
 #include "ir/op_registry.h"
 #include "ir/subgraph.h"
 
@@ -19,13 +20,6 @@ namespace xopt::exec {
 namespace {
 
 using ir::Tensor;
-
-ir::SubgraphOptions exec_options() {
-  ir::SubgraphOptions o;
-  o.type_outer_reads = false;
-  o.drop_input_shapes = true;
-  return o;
-}
 
 // The outer-scope tensors the subgraph reads, by name, from the node's implicit inputs.
 Status add_outer(const KernelContext& ctx, const ir::Subgraph& sg,
@@ -42,33 +36,6 @@ Status add_outer(const KernelContext& ctx, const ir::Subgraph& sg,
     ins[name] = *t;
   }
   return Status::ok();
-}
-
-// The same for bodies whose values may be sequences or optionals (If, Loop).
-Status add_outer_values(const KernelContext& ctx, const ir::Subgraph& sg,
-                        std::map<std::string, ExecValue>& ins) {
-  const auto& implicit = ctx.node().implicit_inputs();
-  for (const std::string& name : sg.outer_names) {
-    std::optional<ExecValue> v;
-    for (size_t i = 0; i < implicit.size(); ++i)
-      if (implicit[i] != nullptr && implicit[i]->name() == name) v = ctx.any_implicit_input(i);
-    if (!v)
-      return ctx.error("the subgraph reads outer-scope value '" + name +
-                       "', which is not available here");
-    ins[name] = std::move(*v);
-  }
-  return Status::ok();
-}
-
-Result<std::vector<ExecValue>> run_body_values(const KernelContext& ctx, const ir::Subgraph& sg,
-                                               const std::map<std::string, ExecValue>& ins) {
-  RunOptions ro;
-  ro.threads = intra_op_threads();
-  auto outs = run_model_values(sg.model, ins, ro);
-  if (!outs.is_ok())
-    return outs.status().with_context(ctx.node().describe() + ": in subgraph '" +
-                                      sg.model.graph->shell().name() + "': ");
-  return outs;
 }
 
 Result<std::vector<Tensor>> run_body(const KernelContext& ctx, const ir::Subgraph& sg,
@@ -148,7 +115,7 @@ Status if_kernel(KernelContext& ctx) {
   const bool cond = c->as_int64(0) != 0;
   XOPT_ASSIGN_OR_RETURN(
       ir::Subgraph sg,
-      ir::load_subgraph(ctx.node(), cond ? "then_branch" : "else_branch", exec_options()));
+      ir::load_subgraph(ctx.node(), cond ? "then_branch" : "else_branch", subgraph_exec_options()));
   std::map<std::string, ExecValue> ins;
   XOPT_RETURN_IF_ERROR(add_outer_values(ctx, sg, ins));
   XOPT_ASSIGN_OR_RETURN(std::vector<ExecValue> outs, run_body_values(ctx, sg, ins));
@@ -168,7 +135,8 @@ Status loop_kernel(KernelContext& ctx) {
   if (c != nullptr && c->numel() != 1) return ctx.error("cond must hold exactly one element");
   const int64_t max_trip = m != nullptr ? m->as_int64(0) : std::numeric_limits<int64_t>::max();
   bool cond = c != nullptr ? c->as_int64(0) != 0 : true;
-  XOPT_ASSIGN_OR_RETURN(ir::Subgraph sg, ir::load_subgraph(ctx.node(), "body", exec_options()));
+  XOPT_ASSIGN_OR_RETURN(ir::Subgraph sg,
+                        ir::load_subgraph(ctx.node(), "body", subgraph_exec_options()));
   const ir::Graph& body = *sg.model.graph;
   const size_t n_carried = ctx.num_inputs() < 2 ? 0 : ctx.num_inputs() - 2;
   if (sg.num_formal_inputs != 2 + n_carried)
@@ -301,7 +269,8 @@ Status check_dirs(const KernelContext& ctx, const char* attr, const std::vector<
 // Scan 9+: no batch axis; scan inputs sliced along scan_input_axes, outputs stacked along
 // scan_output_axes (negative axes count from the end).
 Status scan9_kernel(KernelContext& ctx) {
-  XOPT_ASSIGN_OR_RETURN(ir::Subgraph sg, ir::load_subgraph(ctx.node(), "body", exec_options()));
+  XOPT_ASSIGN_OR_RETURN(ir::Subgraph sg,
+                        ir::load_subgraph(ctx.node(), "body", subgraph_exec_options()));
   XOPT_ASSIGN_OR_RETURN(ScanShape s, scan_shape(ctx, sg, ctx.num_inputs()));
   XOPT_ASSIGN_OR_RETURN(auto in_axes, int_list(ctx, "scan_input_axes", s.n_scan_in, 0));
   XOPT_ASSIGN_OR_RETURN(auto in_dirs, int_list(ctx, "scan_input_directions", s.n_scan_in, 0));
@@ -372,7 +341,8 @@ Status scan9_kernel(KernelContext& ctx) {
 // axis, scan inputs are [batch, sequence, ...] and `directions` reverses a scan input. Each batch
 // row runs on its own; scan outputs past a row's length are zero.
 Status scan8_kernel(KernelContext& ctx) {
-  XOPT_ASSIGN_OR_RETURN(ir::Subgraph sg, ir::load_subgraph(ctx.node(), "body", exec_options()));
+  XOPT_ASSIGN_OR_RETURN(ir::Subgraph sg,
+                        ir::load_subgraph(ctx.node(), "body", subgraph_exec_options()));
   const size_t n_inputs = ctx.num_inputs() == 0 ? 0 : ctx.num_inputs() - 1;
   XOPT_ASSIGN_OR_RETURN(ScanShape s, scan_shape(ctx, sg, n_inputs));
   XOPT_ASSIGN_OR_RETURN(auto dirs, int_list(ctx, "directions", s.n_scan_in, 0));

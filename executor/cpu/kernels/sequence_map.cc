@@ -9,23 +9,16 @@
 
 #include "executor/cpu/kernel.h"
 #include "executor/cpu/kernels/tensor_util.h"
-#include "executor/cpu/parallel.h"
-#include "executor/cpu/session.h"
+#include "executor/cpu/subgraph_run.h"
 #include "ir/subgraph.h"
 #include "ir/value_type.h"
 
 namespace xopt::exec {
 namespace {
 
-ir::SubgraphOptions exec_options() {
-  ir::SubgraphOptions o;
-  o.type_outer_reads = false;
-  o.drop_input_shapes = true;
-  return o;
-}
-
 Status sequence_map(KernelContext& ctx) {
-  XOPT_ASSIGN_OR_RETURN(ir::Subgraph sg, ir::load_subgraph(ctx.node(), "body", exec_options()));
+  XOPT_ASSIGN_OR_RETURN(ir::Subgraph sg,
+                        ir::load_subgraph(ctx.node(), "body", subgraph_exec_options()));
   const ir::Graph& body = *sg.model.graph;
   if (sg.num_formal_inputs != ctx.num_inputs())
     return ctx.error("the body has " + std::to_string(sg.num_formal_inputs) +
@@ -35,16 +28,7 @@ Status sequence_map(KernelContext& ctx) {
                      " outputs but the node has " + std::to_string(ctx.num_outputs()));
 
   std::map<std::string, ExecValue> ins;
-  const auto& implicit = ctx.node().implicit_inputs();
-  for (const std::string& name : sg.outer_names) {
-    std::optional<ExecValue> v;
-    for (size_t i = 0; i < implicit.size(); ++i)
-      if (implicit[i] != nullptr && implicit[i]->name() == name) v = ctx.any_implicit_input(i);
-    if (!v)
-      return ctx.error("the body reads outer-scope value '" + name +
-                       "', which is not available here");
-    ins[name] = std::move(*v);
-  }
+  XOPT_RETURN_IF_ERROR(add_outer_values(ctx, sg, ins));
   // Sequence inputs are taken element by element (all of the same length); tensors every time.
   std::optional<size_t> n;
   for (size_t i = 0; i < ctx.num_inputs(); ++i) {
@@ -64,16 +48,12 @@ Status sequence_map(KernelContext& ctx) {
   }
 
   std::vector<std::vector<ir::Tensor>> results(ctx.num_outputs());
-  RunOptions ro;
-  ro.threads = intra_op_threads();
   for (size_t e = 0; e < *n; ++e) {
     for (size_t i = 0; i < ctx.num_inputs(); ++i)
       if (const ExecValue* v = ctx.input_value(i); v != nullptr && v->is_sequence())
         ins[body.inputs()[i]->name()] = ExecValue::of_tensor(v->items()[e]);
-    auto outs = run_model_values(sg.model, ins, ro);
-    if (!outs.is_ok())
-      return outs.status().with_context(ctx.node().describe() + ": in body, element " +
-                                        std::to_string(e) + ": ");
+    auto outs = run_body_values(ctx, sg, ins);
+    if (!outs.is_ok()) return outs.status().with_context("element " + std::to_string(e) + ": ");
     for (size_t k = 0; k < outs->size(); ++k) {
       ExecValue& o = (*outs)[k];
       if (!o.is_tensor())

@@ -7,11 +7,13 @@ kernel at that opset, else from the ONNX reference evaluator (onnx 1.23's numpy 
 the case's name says which (`_ort` / `_ref`; a case asked of onnxruntime falls back to the
 reference when onnxruntime has no kernel for its types). Shapes are tiny so the checked-in data stays small.
 
-    python3 tests/ops_more/gen/gen_cases.py
+    python3 tests/ops_more/gen/gen_cases.py              # every case, anew
+    python3 tests/ops_more/gen/gen_cases.py flex_attention   # (re)writes one section's cases only
 """
 
 import os
 import shutil
+import sys
 
 import numpy as np
 import onnx
@@ -31,14 +33,15 @@ def ints(lo, hi, shape, dtype=np.int64):
     return rng.integers(lo, hi + 1, size=shape).astype(dtype)
 
 
-def case(name, op, inputs, outputs, opset, ref="ort", initializers=(), **attrs):
+def case(name, op, inputs, outputs, opset, ref="ort", initializers=(), domain="", **attrs):
     """inputs: list of (name, array or None for an omitted optional input); outputs: names ("" omits).
-    ref: "ort" (onnxruntime) or "onnx" (the reference evaluator)."""
+    ref: "ort" (onnxruntime) or "onnx" (the reference evaluator). domain: the op's domain (opset
+    1 of it is imported beside the standard `opset`)."""
     inputs = [(n, np.asarray(a) if a is not None else None) for n, a in inputs]
     in_names = [n if a is not None else "" for n, a in inputs]
     while in_names and in_names[-1] == "":
         in_names.pop()
-    node = helper.make_node(op, in_names, outputs, **attrs)
+    node = helper.make_node(op, in_names, outputs, domain=domain or None, **attrs)
     vi, inits, feeds = [], [], {}
     for n, a in inputs:
         if a is None:
@@ -50,7 +53,8 @@ def case(name, op, inputs, outputs, opset, ref="ort", initializers=(), **attrs):
         feeds[n] = a
     outs = [onnx.ValueInfoProto(name=n) for n in outputs if n]
     graph = helper.make_graph([node], name, vi, outs, initializer=inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    opsets = [helper.make_opsetid("", opset)] + ([helper.make_opsetid(domain, 1)] if domain else [])
+    model = helper.make_model(graph, opset_imports=opsets)
     model.ir_version = 8 if opset < 21 else 10
     if ref == "onnx":
         results = ReferenceEvaluator(model).run(None, feeds)
@@ -65,6 +69,7 @@ def case(name, op, inputs, outputs, opset, ref="ort", initializers=(), **attrs):
     for o, r in zip(graph.output, results):
         o.CopyFrom(helper.make_tensor_value_info(o.name, helper.np_dtype_to_tensor_dtype(r.dtype), r.shape))
     d = os.path.join(ROOT, f"{name}_{ref if ref == 'onnx' else 'ort'}".replace("_onnx", "_ref"))
+    shutil.rmtree(d, ignore_errors=True)
     os.makedirs(os.path.join(d, "test_data_set_0"))
     onnx.save(model, os.path.join(d, "model.onnx"))
     for i, (n, a) in enumerate((n, a) for n, a in inputs if a is not None and n not in initializers):
@@ -261,13 +266,47 @@ def signal_and_losses():
          q_num_heads=4, kv_num_heads=2, update_rule="gated_delta")
 
 
+def flex_attention():
+    """ai.onnx.preview.FlexAttention beyond the node tests: softmax_precision given for float16
+    inputs, GQA with a value head size of its own and an explicit scale, and both modifiers reading
+    constants (the reference evaluator expands the op's function body; it cannot resolve a
+    modifier's outer-scope reads, which tests/ops_more/flex_attention_test.cc checks instead)."""
+    pre = "ai.onnx.preview"
+    def mod(name, body, dtype=onnx.TensorProto.FLOAT, shape=("B", "H", "L", "S")):
+        return helper.make_graph(body, name, [helper.make_tensor_value_info("x", dtype, shape)],
+                                 [helper.make_tensor_value_info("y", dtype, shape)])
+    half = np.float16
+    case("flex_attention_fp16_precision_gqa_scale", "FlexAttention",
+         [("Q", randn(1, 4, 3, 8, dtype=half)), ("K", randn(1, 2, 5, 8, dtype=half)),
+          ("V", randn(1, 2, 5, 6, dtype=half))], ["Y"], 23, ref="onnx", domain=pre,
+         softmax_precision=onnx.TensorProto.FLOAT, scale=0.3)
+    # A causal band in score_mod (keys j > i get -inf) and probabilities squared in prob_mod.
+    band = np.where(np.arange(4)[None, :] > np.arange(3)[:, None], -np.inf, 0).astype(np.float32)
+    score_mod = mod("band", [
+        helper.make_node("Constant", [], ["m"], value=numpy_helper.from_array(band)),
+        helper.make_node("Add", ["x", "m"], ["y"])])
+    prob_mod = mod("square", [helper.make_node("Mul", ["x", "x"], ["y"])])
+    case("flex_attention_band_score_mod_square_prob_mod", "FlexAttention",
+         [("Q", randn(2, 2, 3, 4)), ("K", randn(2, 2, 4, 4)), ("V", randn(2, 2, 4, 3))], ["Y"], 23,
+         ref="onnx", domain=pre, score_mod=score_mod, prob_mod=prob_mod)
+    # Double inputs, softmax in float32 (softmax_precision = 1) with a float score_mod.
+    case("flex_attention_double_in_float_softmax", "FlexAttention",
+         [("Q", randn(1, 2, 2, 4, dtype=np.float64)), ("K", randn(1, 1, 3, 4, dtype=np.float64)),
+          ("V", randn(1, 1, 3, 2, dtype=np.float64))], ["Y"], 23, ref="onnx", domain=pre,
+         softmax_precision=onnx.TensorProto.FLOAT,
+         score_mod=mod("halve", [
+             helper.make_node("Constant", [], ["h"], value_float=0.5),
+             helper.make_node("Mul", ["x", "h"], ["y"])]))
+
+
 def main():
-    shutil.rmtree(ROOT, ignore_errors=True)
-    attention()
-    transformer_misc()
-    indexing()
-    detection()
-    signal_and_losses()
+    sections = [attention, transformer_misc, indexing, detection, signal_and_losses, flex_attention]
+    chosen = sys.argv[1:]
+    if not chosen:
+        shutil.rmtree(ROOT, ignore_errors=True)
+    for f in sections:
+        if not chosen or f.__name__ in chosen:
+            f()
 
 
 if __name__ == "__main__":
