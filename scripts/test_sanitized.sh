@@ -13,7 +13,7 @@ cxx="$(command -v clang++-14 || command -v clang++)"
 cc="$(command -v clang-14 || command -v clang)"
 cmake -S . -B "$build" -G Ninja -DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_COMPILER="$cxx" \
   -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS=-g1 -DXOPT_CUDA=OFF \
-  -DXOPT_WERROR=ON -DXOPT_SANITIZE=address,undefined -DXOPT_FUZZ=ON ${XOPT_CMAKE_ARGS:-}
+  -DXOPT_WERROR=ON -DXOPT_SANITIZE=address,undefined -DXOPT_FUZZ=ON -DXOPT_PCH=ON ${XOPT_CMAKE_ARGS:-}
 ninja -C "$build"
 export ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1:strict_string_checks=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"

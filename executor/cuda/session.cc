@@ -10,6 +10,7 @@
 
 #include "executor/cpu/session.h"
 #include "executor/cuda/check.h"
+#include "executor/cuda/cublaslt_lazy.h"
 #include "executor/cuda/device_memory.h"
 #include "planner/intervals.h"
 #include "planner/offload.h"
@@ -411,6 +412,7 @@ Result<std::unique_ptr<Session>> Session::create(const ir::Model& model,
     XOPT_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&impl->stream, cudaStreamNonBlocking));
     XOPT_CUDNN_RETURN_IF_ERROR(cudnnCreate(&impl->handles.cudnn));
     XOPT_CUDNN_RETURN_IF_ERROR(cudnnSetStream(impl->handles.cudnn, impl->stream));
+    XOPT_RETURN_IF_ERROR(load_cublaslt());
     XOPT_CUBLAS_RETURN_IF_ERROR(cublasLtCreate(&impl->handles.lt));
   }
   XOPT_CUDA_RETURN_IF_ERROR(cudaEventCreate(&impl->start));

@@ -1,6 +1,7 @@
 #include "executor/cuda/shared_arena.h"
 
 #include "executor/cuda/check.h"
+#include "executor/cuda/cublaslt_lazy.h"
 
 namespace xopt::cuda {
 
@@ -15,6 +16,7 @@ Result<std::shared_ptr<SharedDeviceArena>> SharedDeviceArena::create(
   XOPT_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&a->stream_, cudaStreamNonBlocking));
   XOPT_CUDNN_RETURN_IF_ERROR(cudnnCreate(&a->handles_.cudnn));
   XOPT_CUDNN_RETURN_IF_ERROR(cudnnSetStream(a->handles_.cudnn, a->stream_));
+  XOPT_RETURN_IF_ERROR(load_cublaslt());
   XOPT_CUBLAS_RETURN_IF_ERROR(cublasLtCreate(&a->handles_.lt));
   return a;
 }
