@@ -33,7 +33,6 @@ void expect_rects_match_plan(const planner::MemoryPlan& plan, const std::string&
   ASSERT_GT(scale, 0);
   auto rects = x.select("//svg:rect[contains(concat(' ', @class, ' '), ' value ')]");
   ASSERT_EQ(rects.size(), plan.values.size());
-  size_t aliases = 0;
   for (xmlNodePtr r : rects) {
     const planner::PlannedValue* pv = plan.find(Xml::attr(r, "data-value"));
     ASSERT_NE(pv, nullptr) << Xml::attr(r, "data-value");
@@ -51,7 +50,6 @@ void expect_rects_match_plan(const planner::MemoryPlan& plan, const std::string&
     EXPECT_EQ(Xml::attr(r, "data-offset"), std::to_string(pv->offset));
     const bool alias = Xml::attr(r, "class").find("alias") != std::string::npos;
     EXPECT_EQ(alias, !pv->alias_of.empty()) << pv->name;
-    aliases += alias;
     EXPECT_FALSE(x.select("//svg:rect[@id='" + Xml::attr(r, "id") + "']/svg:title").empty());
   }
   EXPECT_EQ(x.select("//svg:polyline[@class='live']").size(), 1u);
