@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <mutex>
 
 #ifdef XOPT_GV_BUILTIN_PLUGINS
 // The plugins we use, linked in: dot layout; core renderers (svg, dot); cairo (png, pdf). Graphviz
@@ -54,9 +55,16 @@ std::string lower_extension(const std::string& path) {
   return ext;
 }
 
-struct ContextDeleter {
-  void operator()(GVC_t* c) const { gvFreeContext(c); }
-};
+// One Graphviz context for the process, never freed. Graphviz's pango plugin remembers the last
+// font it measured by a pointer into the context's font table, so freeing a context and making
+// another left it comparing against freed memory on the next render (ASan: heap-use-after-free in
+// textspan_size). Graphviz is not thread-safe: renders take turns.
+GVC_t* shared_context(std::unique_lock<std::mutex>& lock) {
+  static std::mutex mutex;
+  lock = std::unique_lock<std::mutex>(mutex);
+  static GVC_t* const gvc = new_context();
+  return gvc;
+}
 
 }  // namespace
 
@@ -135,20 +143,22 @@ Result<std::string> GvGraph::render(Format f) const {
     if (rc != 0) return internal_error("cgraph could not write the DOT text");
     return out;
   }
-  std::unique_ptr<GVC_t, ContextDeleter> gvc(new_context());
-  if (!gvc) return internal_error("cannot create a Graphviz context");
+  std::unique_lock<std::mutex> lock;
+  GVC_t* const gvc = shared_context(lock);
+  if (gvc == nullptr) return internal_error("cannot create a Graphviz context");
   agseterr(AGMAX);  // Graphviz must not print: errors come back through aglasterr()
   agreseterrors();
-  if (gvLayout(gvc.get(), g_, "dot") != 0) {
+  if (gvLayout(gvc, g_, "dot") != 0) {
+    gvFreeLayout(gvc, g_);
     const char* why = aglasterr();
     return internal_error(std::string("Graphviz layout failed: ") + (why ? why : "unknown"));
   }
   char* data = nullptr;
   unsigned int length = 0;
-  const int rc = gvRenderData(gvc.get(), g_, format_name(f), &data, &length);
+  const int rc = gvRenderData(gvc, g_, format_name(f), &data, &length);
   std::string out(data ? data : "", data ? length : 0);
   if (data) gvFreeRenderData(data);
-  gvFreeLayout(gvc.get(), g_);
+  gvFreeLayout(gvc, g_);
   if (rc != 0) {
     return unsupported(std::string("Graphviz cannot render ") + format_name(f) +
                        " (is its plugin installed?)");
