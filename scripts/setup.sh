@@ -8,6 +8,9 @@ APT_PACKAGES=(build-essential cmake ninja-build pkg-config python3 python3-pip
               libprotobuf-dev protobuf-compiler libonnx-dev libgraphviz-dev nlohmann-json3-dev
               libcli11-dev libgtest-dev libopenblas-dev
               libxml2-dev libpng-dev chromium librsvg2-dev)  # viz: PNG charts; tests: SVG/PNG read back, report.html
+# ImageDecoder's codecs (with libpng-dev above); each is optional to the build. libjpeg-dev is
+# libjpeg-turbo's (libjpeg62-turbo-dev on Debian, libjpeg-turbo8-dev on Ubuntu).
+APT_PACKAGES+=(libjpeg-dev libtiff-dev libwebp-dev libopenjp2-7-dev)
 APT_PACKAGES+=(clang libclang-rt-dev)  # CI's sanitizer build and the fuzzers (scripts/test_sanitized.sh)
 APT_PACKAGES+=(ccache)  # the pip-install test's build reuses the main build's objects
 SUDO=""

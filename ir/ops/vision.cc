@@ -1,6 +1,7 @@
 // Detection and sampling ops: GridSample, AffineGrid, RoiAlign, NonMaxSuppression, DeformConv,
-// Col2Im and MaxUnpool.
+// Col2Im and MaxUnpool; and ImageDecoder.
 #include <algorithm>
+#include <string>
 
 #include "ir/ops/nms.h"
 #include "ir/ops/op_helpers.h"
@@ -246,6 +247,22 @@ Status infer_max_unpool(InferenceContext& ctx) {
   return Status::ok();
 }
 
+// ImageDecoder(encoded_stream uint8[N]) -> uint8 [H, W, 3] (RGB, BGR) or [H, W, 1] (Grayscale).
+// H and W are in the encoded image, which inference does not decode: they stay unknown.
+Status infer_image_decoder(InferenceContext& ctx) {
+  XOPT_RETURN_IF_ERROR(check_arity(ctx, 1, 1));
+  const DType t = ctx.input_dtype(0);
+  if (t != DType::kUndefined && t != DType::kUInt8)
+    return ctx.error("encoded_stream must be uint8, got " + std::string(dtype_name(t)));
+  const Shape& x = ctx.input_shape(0);
+  if (x.has_rank() && x.rank() != 1) return ctx.error("encoded_stream must be 1-D, got " + str(x));
+  const std::string format = ctx.node().attr_string("pixel_format", "RGB");
+  if (format != "RGB" && format != "BGR" && format != "Grayscale")
+    return ctx.error("pixel_format must be RGB, BGR or Grayscale, not '" + format + "'");
+  ctx.set_output(0, DType::kUInt8, Shape({Dim(), Dim(), Dim(format == "Grayscale" ? 1 : 3)}));
+  return Status::ok();
+}
+
 }  // namespace
 
 void register_vision_ops(OpList& ops) {
@@ -256,6 +273,7 @@ void register_vision_ops(OpList& ops) {
   ops.push_back(make_op("DeformConv", 19, kMaxOpset, infer_deform_conv));
   ops.push_back(make_op("Col2Im", 18, kMaxOpset, infer_col2im));
   ops.push_back(make_op("MaxUnpool", 9, kMaxOpset, infer_max_unpool));
+  ops.push_back(make_op("ImageDecoder", 20, kMaxOpset, infer_image_decoder));
 }
 
 }  // namespace xopt::ir::ops

@@ -50,7 +50,7 @@ int list_ops(const DeviceFlags& device) {
   std::fputs(
       "waiting (no CPU kernel): training ops of ai.onnx.preview.training (Adagrad, Adam, "
       "Momentum, Gradient); string ops (StringConcat, StringNormalizer, StringSplit, "
-      "RegexFullMatch); every ai.onnx.ml op; ImageDecoder\n"
+      "RegexFullMatch); every ai.onnx.ml op\n"
       "random ops (Bernoulli, RandomNormal[Like], RandomUniform[Like], Multinomial) draw from "
       "their own generator, not numpy's: the same seed repeats a draw within xopt only\n",
       stderr);
