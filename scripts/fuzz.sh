@@ -73,4 +73,5 @@ fi
 run model 65536 "$work/seeds-model" fuzz/seeds/model
 run text 8192 fuzz/seeds/text
 run plan 16384 fuzz/seeds/plan
+run image 65536 fuzz/seeds/image
 exit $status

@@ -12,6 +12,7 @@
 extern "C" int xopt_fuzz_model_one(const uint8_t* data, size_t size);
 extern "C" int xopt_fuzz_text_one(const uint8_t* data, size_t size);
 extern "C" int xopt_fuzz_plan_one(const uint8_t* data, size_t size);
+extern "C" int xopt_fuzz_image_one(const uint8_t* data, size_t size);
 
 namespace {
 
@@ -42,6 +43,9 @@ TEST(FuzzRegressions, Text) {
 }
 TEST(FuzzRegressions, Plan) {
   EXPECT_GT(run_all("plan", xopt_fuzz_plan_one), 0);
+}
+TEST(FuzzRegressions, Image) {
+  EXPECT_GT(run_all("image", xopt_fuzz_image_one), 0);
 }
 
 }  // namespace

@@ -92,8 +92,8 @@ TIFF* open_tiff(MemFile* f) {
   if (opts == nullptr) return nullptr;
   TIFFOpenOptionsSetErrorHandlerExtR(opts, on_error, f);
   TIFFOpenOptionsSetWarningHandlerExtR(opts, on_warning, f);
-  // One strip of the largest image allowed, 16-bit RGBA, is the most libtiff may take at once.
-  TIFFOpenOptionsSetMaxSingleMemAlloc(opts, static_cast<tmsize_t>(kMaxPixels * 8));
+  // At most 1 GiB in one allocation (a strip or tile buffer): libtiff refuses more.
+  TIFFOpenOptionsSetMaxSingleMemAlloc(opts, tmsize_t{1} << 30);
   TIFF* tif = TIFFClientOpenExt("encoded_stream", "rm", f, mem_read, mem_write, mem_seek, mem_close,
                                 mem_size, mem_map, mem_unmap, opts);
   TIFFOpenOptionsFree(opts);
