@@ -84,7 +84,7 @@ TEST(ImageDecoderKernel, RgbBgrAndGrayscale) {
 
 // A gray image gives its level three times in RGB, and itself in Grayscale.
 TEST(ImageDecoderKernel, GrayImagesInEveryPixelFormat) {
-  const std::string pgm = "P5\n3 1\n255\n\x00\x80\xff";
+  const std::string pgm("P5\n3 1\n255\n\x00\x80\xff", 14);
   const std::vector<uint8_t> bytes(pgm.begin(), pgm.end());
   auto rgb = test::run_one(model("RGB"), {stream_tensor(bytes)});
   EXPECT_EQ(test::values<uint8_t>(rgb[0]),

@@ -22,6 +22,11 @@ using Bytes = std::vector<uint8_t>;
 Bytes bytes_of(const std::string& s) {
   return Bytes(s.begin(), s.end());
 }
+// A string literal's bytes, embedded zeros included (not its terminating zero).
+template <size_t N>
+Bytes bytes_of(const char (&s)[N]) {
+  return Bytes(s, s + N - 1);
+}
 
 Image decoded(const Bytes& b) {
   auto r = decode_image(b);
@@ -168,7 +173,7 @@ TEST(ImageStreams, PnmMaxvalScalingRoundsHalfToEvenAsPillow) {
 TEST(ImageStreams, PnmHostileHeaders) {
   EXPECT_ERROR(bytes_of("P6"), kInvalidArgument, "corrupt PNM stream");
   EXPECT_ERROR(bytes_of("P6x1 1 255\n"), kInvalidArgument, "corrupt PNM stream");
-  EXPECT_ERROR(bytes_of("P6\n2"), kInvalidArgument, "truncated PNM stream: no the height");
+  EXPECT_ERROR(bytes_of("P6\n2"), kInvalidArgument, "truncated PNM stream: the height is missing");
   EXPECT_ERROR(bytes_of("P6\n2 -1 255\n"), kInvalidArgument, "not a digit (0x2d)");
   EXPECT_ERROR(bytes_of("P6\n12345678901 1 255\n"), kInvalidArgument, "the width is too long");
   EXPECT_ERROR(bytes_of("P6\n0 1 255\n"), kInvalidArgument, "the image is 0x1 pixels");
@@ -202,7 +207,7 @@ TEST(ImageStreams, CompressedFormatsClaimingHugeImagesAreRefusedBeforeAllocating
 
 TEST(ImageStreams, CorruptCompressedStreamsAreErrors) {
   if (format_built_in(Format::kJpeg))
-    EXPECT_ERROR(bytes_of("\xff\xd8\xff\x00garbage"), kInvalidArgument, "corrupt JPEG stream");
+    EXPECT_ERROR(test::jpeg_claiming(0, 8), kInvalidArgument, "corrupt JPEG stream");
   if (format_built_in(Format::kPng)) {
     Bytes bad_crc = test::png_claiming(4, 4, 4);
     bad_crc[29] ^= 1;  // IHDR's CRC
@@ -263,8 +268,9 @@ TEST(ImageStreams, TruncatedAndFlippedNodeTestImagesNeverCrash) {
       Bytes b = full;
       for (int k = 0; k < 4; ++k) b[rng() % b.size()] ^= static_cast<uint8_t>(1u << (rng() % 8));
       auto r = decode_image(b);
-      if (r.is_ok())
+      if (r.is_ok()) {
         EXPECT_EQ(r->width * r->height * r->channels, static_cast<int64_t>(r->pixels.size()));
+      }
     }
   }
 }

@@ -45,7 +45,7 @@ class Tokens {
   // The next token as a number of at most kMaxToken digits; `what` names it in errors. Consumes
   // the one whitespace byte that ends it. A comment inside a token is skipped, as Pillow does.
   Result<uint64_t> number(const char* what) {
-    if (at_end()) return truncated(kFormat, std::string("no ") + what);
+    if (at_end()) return truncated(kFormat, std::string(what) + " is missing");
     std::string token;
     while (pos_ < b_.size()) {
       const uint8_t c = b_[pos_++];

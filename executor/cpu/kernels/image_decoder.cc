@@ -33,7 +33,7 @@ Status image_decoder(KernelContext& ctx) {
   const int64_t channels = format == "Grayscale" ? 1 : 3;
   XOPT_ASSIGN_OR_RETURN(ir::Tensor * y,
                         ctx.output_uninit(0, ir::DType::kUInt8, {img.height, img.width, channels}));
-  uint8_t* out = y->data<uint8_t>();
+  uint8_t* out = y->mutable_data<uint8_t>();
   const uint8_t* in = img.pixels.data();
   const auto pixels = static_cast<size_t>(img.height * img.width);
   if (img.channels == 1) {  // a gray image: its level, or the level three times
