@@ -53,7 +53,9 @@ Status check_unidirectional(const Shape& a, const Shape& b) {
 
 void DimProduct::mul(const Dim& d) {
   if (d.is_known()) {
-    factor *= d.value;
+    // A product past int64 (a hostile model's dims) says nothing: unknown, never wrapped. What
+    // the dims are is judged where they are used (the verifier refuses such a tensor).
+    if (__builtin_mul_overflow(factor, d.value, &factor)) unknown = true;
   } else if (d.is_symbolic()) {
     symbols.push_back(d.symbol);
   } else {

@@ -76,7 +76,7 @@ Status check_unidirectional(const Shape& a, const Shape& b);
 // A product of dims kept as a known factor times a multiset of symbols, so that [N,3,4] flattened
 // is 12*N and divides back by N.
 struct DimProduct {
-  int64_t factor = 1;
+  int64_t factor = 1;  // meaningless once unknown (an unknown dim, or a product past int64)
   std::vector<std::string> symbols;
   bool unknown = false;
 
