@@ -33,6 +33,82 @@ Status check_size(const Value* v) {
   return Status::ok();
 }
 
+// Whether `s` is valid UTF-8 (no overlong forms, surrogates or code points past U+10FFFF). Names
+// go into JSON plans and reports, DOT text and error messages; ONNX's protobuf strings are UTF-8
+// and onnx.load itself refuses a name that is not.
+bool valid_utf8(const std::string& s) {
+  size_t i = 0;
+  const size_t n = s.size();
+  while (i < n) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    size_t len = 0;
+    uint32_t cp = 0;
+    if (c < 0x80) {
+      ++i;
+      continue;
+    } else if ((c & 0xE0) == 0xC0) {
+      len = 2;
+      cp = c & 0x1Fu;
+    } else if ((c & 0xF0) == 0xE0) {
+      len = 3;
+      cp = c & 0x0Fu;
+    } else if ((c & 0xF8) == 0xF0) {
+      len = 4;
+      cp = c & 0x07u;
+    } else {
+      return false;
+    }
+    if (i + len > n) return false;
+    for (size_t k = 1; k < len; ++k) {
+      const auto cc = static_cast<unsigned char>(s[i + k]);
+      if ((cc & 0xC0) != 0x80) return false;
+      cp = (cp << 6) | (cc & 0x3Fu);
+    }
+    static constexpr uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < kMin[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+    i += len;
+  }
+  return true;
+}
+
+// A printable form of a name that is not UTF-8: its bytes, non-ASCII ones as \xHH.
+std::string escaped(const std::string& s) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c >= 0x20 && c < 0x7F) {
+      out += ch;
+    } else {
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
+
+Status check_utf8(const std::string& name, const char* what) {
+  if (valid_utf8(name)) return Status::ok();
+  return invalid_model(std::string(what) + " '" + escaped(name) + "' is not valid UTF-8");
+}
+
+Status check_names(const Graph& graph) {
+  for (const Value* v : graph.inputs()) XOPT_RETURN_IF_ERROR(check_utf8(v->name(), "graph input"));
+  for (const Value* v : graph.outputs())
+    XOPT_RETURN_IF_ERROR(check_utf8(v->name(), "graph output"));
+  for (const Value* v : graph.initializers())
+    XOPT_RETURN_IF_ERROR(check_utf8(v->name(), "initializer"));
+  for (const Node* n : graph.nodes()) {
+    XOPT_RETURN_IF_ERROR(check_utf8(n->name(), "node name"));
+    XOPT_RETURN_IF_ERROR(check_utf8(n->op_type(), "op type"));
+    XOPT_RETURN_IF_ERROR(check_utf8(n->domain(), "domain"));
+    for (const Value* v : n->outputs())
+      if (v != nullptr) XOPT_RETURN_IF_ERROR(check_utf8(v->name(), "value"));
+  }
+  return Status::ok();
+}
+
 // Whether v's use list holds `use`. A value read by many nodes (one weight shared by a whole
 // graph) has its list sorted once, so each of its readers is looked up in O(log n) rather than by
 // a scan, which made verifying such a graph quadratic.
@@ -60,6 +136,7 @@ class UseIndex {
 }  // namespace
 
 Status verify(const Graph& graph) {
+  XOPT_RETURN_IF_ERROR(check_names(graph));
   UseIndex use_index;
   std::unordered_set<const Value*> available;
   for (const Value* v : graph.inputs()) {

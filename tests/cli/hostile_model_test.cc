@@ -152,6 +152,36 @@ TEST(Hostile, MismatchedDtypes) {
   EXPECT_FALSE(fs::exists(dir / "out.onnx"));
 }
 
+// Names that are not UTF-8 (the model fuzzer's find: the plan's JSON could not be written and the
+// exception ended the process) are refused at load, naming the bytes; so is every later stage.
+TEST(Hostile, NamesThatAreNotUtf8) {
+  test::TempDir dir;
+  onnx::ModelProto m = test::parse_text_proto(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[4] x) => (float[4] y) {
+      t = Relu(x)
+      y = Relu(t)
+    })");
+  m.mutable_graph()->mutable_node(0)->set_name("relu\xff");
+  test::write_proto(dir / "names.onnx", m);
+  auto r = test::run_xopt({"--passes=fold,fuse,plan", dir / "names.onnx", "-o", dir / "out.onnx"});
+  expect_bad_model(r, dir / "names.onnx", "node name 'relu\\xff' is not valid UTF-8");
+  EXPECT_FALSE(fs::exists(dir / "out.onnx"));
+  // A value name: an overlong encoding of '/' (0xC0 0xAF) is not UTF-8 either.
+  m.mutable_graph()->mutable_node(0)->set_name("relu");
+  m.mutable_graph()->mutable_node(0)->set_output(0, "t\xc0\xaf");
+  m.mutable_graph()->mutable_node(1)->set_input(0, "t\xc0\xaf");
+  test::write_proto(dir / "names.onnx", m);
+  r = test::run_xopt({"--passes=fold,fuse,plan", dir / "names.onnx", "-o", dir / "out.onnx"});
+  expect_bad_model(r, dir / "names.onnx", "value 't\\xc0\\xaf' is not valid UTF-8");
+  // Valid multi-byte names are fine.
+  m.mutable_graph()->mutable_node(0)->set_output(0, "t\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80");
+  m.mutable_graph()->mutable_node(1)->set_input(0, "t\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80");
+  test::write_proto(dir / "names.onnx", m);
+  r = test::run_xopt({"--passes=fold,fuse,plan", dir / "names.onnx", "-o", dir / "out.onnx"});
+  EXPECT_EQ(r.code, 0) << r.err;
+}
+
 TEST(Hostile, DuplicateNames) {
   struct Case {
     const char* name;
