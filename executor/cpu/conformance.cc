@@ -578,19 +578,21 @@ CaseResult run_case(const std::string& path, const Options& options) {
   return r;  // below_resolution was counted by the data sets
 }
 
+void Tally::add(const CaseResult& c) {
+  if (c.outcome == Outcome::kPassed) {
+    ++passed;
+    if (c.random_values) ++random;
+    if (c.below_resolution > 0) ++resolution;
+  } else if (c.outcome == Outcome::kFailed) {
+    ++failed;
+  } else {
+    ++unsupported;
+  }
+}
+
 std::vector<std::pair<std::string, Tally>> tally_by_op(const std::vector<CaseResult>& results) {
   std::map<std::string, Tally> single, multi;
-  for (const CaseResult& c : results) {
-    Tally& t = (c.single_node ? single : multi)[c.op];
-    if (c.outcome == Outcome::kPassed) {
-      ++t.passed;
-      if (c.random_values) ++t.random;
-      if (c.below_resolution > 0) ++t.resolution;
-    } else if (c.outcome == Outcome::kFailed)
-      ++t.failed;
-    else
-      ++t.unsupported;
-  }
+  for (const CaseResult& c : results) (c.single_node ? single : multi)[c.op].add(c);
   std::vector<std::pair<std::string, Tally>> out(single.begin(), single.end());
   out.insert(out.end(), multi.begin(), multi.end());
   return out;
@@ -598,17 +600,7 @@ std::vector<std::pair<std::string, Tally>> tally_by_op(const std::vector<CaseRes
 
 Tally totals(const std::vector<CaseResult>& results) {
   Tally t;
-  for (const CaseResult& c : results) {
-    if (c.outcome == Outcome::kPassed) {
-      ++t.passed;
-      if (c.random_values) ++t.random;
-      if (c.below_resolution > 0) ++t.resolution;
-    } else if (c.outcome == Outcome::kFailed) {
-      ++t.failed;
-    } else {
-      ++t.unsupported;
-    }
-  }
+  for (const CaseResult& c : results) t.add(c);
   return t;
 }
 

@@ -100,6 +100,7 @@ struct Tally {
   int random = 0;  // of the passed: checked by type, shape and range (CaseResult::random_values)
   int resolution = 0;  // of the passed: some elements within the reference's resolution only
   int total() const { return passed + failed + unsupported; }
+  void add(const CaseResult& c);
 };
 // Per op (CaseResult::op), sorted by name; single-node ops first, then multi-node models.
 std::vector<std::pair<std::string, Tally>> tally_by_op(const std::vector<CaseResult>& results);

@@ -21,19 +21,16 @@ namespace {
 
 using ir::Tensor;
 
-// The outer-scope tensors the subgraph reads, by name, from the node's implicit inputs.
+// The outer-scope tensors the subgraph reads (Scan's bodies take tensors only).
 Status add_outer(const KernelContext& ctx, const ir::Subgraph& sg,
                  std::map<std::string, Tensor>& ins) {
-  const auto& implicit = ctx.node().implicit_inputs();
-  for (const std::string& name : sg.outer_names) {
-    const Tensor* t = nullptr;
-    for (size_t i = 0; i < implicit.size(); ++i)
-      if (implicit[i] != nullptr && implicit[i]->name() == name && i < ctx.implicit_inputs().size())
-        t = ctx.implicit_inputs()[i];
-    if (t == nullptr)
-      return ctx.error("the subgraph reads outer-scope value '" + name +
-                       "', which is not available here");
-    ins[name] = *t;
+  std::map<std::string, ExecValue> values;
+  XOPT_RETURN_IF_ERROR(add_outer_values(ctx, sg, values));
+  for (auto& [name, v] : values) {
+    if (!v.is_tensor())
+      return ctx.unsupported("the subgraph reads outer-scope value '" + name + "', a " +
+                             v.describe() + ", where a tensor is expected");
+    ins[name] = v.tensor();
   }
   return Status::ok();
 }
