@@ -290,7 +290,7 @@ int main(int argc, char** argv) {
       if (fs::exists(e.path() / "model.onnx")) found.push_back(e.path());
   std::sort(found.begin(), found.end());
   if (found.empty()) std::printf("(no models under %s)\n", models.c_str());
-  double worst = 0;
+  double worst = 0, worst_above = 0;
   for (const fs::path& p : found) {
     const std::string in = (p / "model.onnx").string();
     Child s = run_child({xopt, "--passes=fold,fuse,plan", "--batch", "1", in, "-o",
@@ -306,11 +306,17 @@ int main(int argc, char** argv) {
     const double ratio = static_cast<double>(s.max_rss) / static_cast<double>(file);
     const size_t above = s.max_rss > floor.max_rss ? s.max_rss - floor.max_rss : 0;
     worst = std::max(worst, ratio);
+    worst_above = std::max(worst_above, static_cast<double>(above) / static_cast<double>(file));
     std::printf("%-20s %9.1f %13.1f %6.2fx %12.1f %6.2fx %8.2f\n", p.filename().c_str(), mib(file),
                 mib(s.max_rss), ratio, mib(above),
                 static_cast<double>(above) / static_cast<double>(file), s.seconds);
   }
-  if (!found.empty()) std::printf("worst ratio %.2fx the file (target < 2x)\n", worst);
+  // The target is < 2x above the floor. Raw, a model no bigger than the floor cannot meet it:
+  // its mapped weights plus the floor already pass 2x (squeezenet: 4.7 MiB of weights against
+  // ~5 MiB of libc, libstdc++ and protobuf alone, before graphviz, BLAS and libonnx).
+  if (!found.empty())
+    std::printf("worst ratio %.2fx the file, %.2fx above the floor (target < 2x above it)\n",
+                worst, worst_above);
   if (keep)
     std::printf("kept %s\n", dir.c_str());
   else

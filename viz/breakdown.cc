@@ -109,9 +109,15 @@ std::string breakdown_svg(const std::vector<BreakdownBar>& bars, const std::stri
     any_offload = any_offload || b.staging + b.offloaded > 0;
   }
   // The legend's entries, laid out in rows that fit the width; the bars start below them.
-  std::vector<std::pair<std::string, std::string>> entries = {
-      {kBuckets[0].colour, "CUDA context (measured)"},
-      {"url(#bd-hatch)", "CUDA context (estimate)"}};
+  // The context's entries: one for the kind (measured, estimated) some bar shows.
+  std::vector<std::pair<std::string, std::string>> entries;
+  const auto shows = [&](bool estimated) {
+    return std::any_of(bars.begin(), bars.end(), [&](const BreakdownBar& b) {
+      return b.breakdown.cuda_context > 0 && b.breakdown.cuda_context_estimated == estimated;
+    });
+  };
+  if (shows(false)) entries.emplace_back(kBuckets[0].colour, "CUDA context (measured)");
+  if (shows(true)) entries.emplace_back("url(#bd-hatch)", "CUDA context (estimate)");
   for (int k = 1; k < 4; ++k) entries.emplace_back(kBuckets[k].colour, kBuckets[k].name);
   if (any_offload) {
     entries.emplace_back(kStaging, "offload staging");

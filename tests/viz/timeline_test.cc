@@ -108,6 +108,30 @@ TEST(Breakdown, OneBarOfFourBucketsPerModelEstimateHatched) {
   EXPECT_EQ(Xml::attr(buckets[1], "data-bytes"), std::to_string(40 << 20));
 }
 
+// The legend names the context's kinds the bars show: every bar estimated, no "measured" entry.
+TEST(Breakdown, LegendNamesOnlyTheContextKindsShown) {
+  planner::Breakdown estimated;
+  estimated.cuda_context = 300 << 20;
+  estimated.parameters = 40 << 20;
+  planner::Breakdown measured = estimated;
+  measured.cuda_context_estimated = false;
+  auto legend = [](const std::vector<viz::BreakdownBar>& bars) {
+    Xml x(viz::breakdown_svg(bars));
+    std::string text;
+    for (auto* n : x.select("//svg:text")) text += Xml::text(n) + "|";
+    return text;
+  };
+  const std::string only_estimates = legend({{"a", estimated}, {"b", estimated}});
+  EXPECT_NE(only_estimates.find("CUDA context (estimate)|"), std::string::npos) << only_estimates;
+  EXPECT_EQ(only_estimates.find("(measured)"), std::string::npos) << only_estimates;
+  const std::string only_measured = legend({{"a", measured}});
+  EXPECT_NE(only_measured.find("CUDA context (measured)|"), std::string::npos) << only_measured;
+  EXPECT_EQ(only_measured.find("(estimate)"), std::string::npos) << only_measured;
+  const std::string both = legend({{"a", estimated}, {"b", measured}});
+  EXPECT_NE(both.find("CUDA context (measured)|"), std::string::npos) << both;
+  EXPECT_NE(both.find("CUDA context (estimate)|"), std::string::npos) << both;
+}
+
 // Parameter offload: the model's bar counts only the resident weights on the device, then the
 // staging region, then (after a gap) the weights held in pinned host memory.
 TEST(Breakdown, OffloadDrawsStagingAndHostSegments) {
