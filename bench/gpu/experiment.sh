@@ -18,6 +18,7 @@
 #                `xopt bench-group` (each member against its solo run, memory measured)
 #   tune         the carried shared models planned with --tune (algorithm choices stored in the
 #                model), plan-info listing them, then `xopt bench` reusing them vs searching again
+#   sanitize     the GPU tests under compute-sanitizer (SANITIZE_TOOLS, SANITIZE_FILTER)
 #   python       the Python package (BUNDLE_PYTHON=1 make_bundle.sh) on PyTorch CUDA tensors:
 #                bench/gpu/python_dlpack.py (no host round trip, CUPTI-counted copies, timing) and
 #                the pytest suite's GPU cases
@@ -166,6 +167,27 @@ print(int((p['breakdown']['parameters'] + p['arena_bytes']) * 0.5))" "$W/$m.b$b.
         done
       done
       grep -E "^----|^--|^exit|algorithm|reused|median" "$OUT/tune.txt" | tee -a "$OUT/log.txt" ;;
+    sanitize)
+      # The GPU tests under NVIDIA's compute-sanitizer (the device's own, when it has one): each
+      # tool in SANITIZE_TOOLS (default memcheck with leak checking, then racecheck on our kernels'
+      # shared memory), on the tests SANITIZE_FILTER selects; any report fails the tool's run.
+      log "sanitize"
+      CS=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -n 1)
+      if [ -z "$CS" ]; then
+        echo "no compute-sanitizer on this machine" | tee -a "$OUT/log.txt"
+      else
+        for tool in ${SANITIZE_TOOLS:-memcheck racecheck}; do
+          extra=""
+          [ "$tool" = memcheck ] && extra="--leak-check full"
+          echo "---- $tool" >> "$OUT/sanitize.txt"
+          timeout "${SANITIZE_SECONDS:-240}" "$CS" --tool "$tool" $extra --error-exitcode 9 \
+            "$G/bin/xopt_cuda_tests" --gtest_color=no --gtest_filter="${SANITIZE_FILTER:-*}" \
+            >> "$OUT/sanitize.txt" 2>&1
+          echo "exit $?" >> "$OUT/sanitize.txt"
+        done
+        grep -E "^----|^exit|ERROR SUMMARY|LEAK SUMMARY|RACECHECK SUMMARY|PASSED|FAILED" "$OUT/sanitize.txt" \
+          | tee -a "$OUT/log.txt"
+      fi ;;
     python)
       log "python"
       need_models
