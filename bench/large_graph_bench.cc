@@ -2,10 +2,12 @@
 // cleanup,fold,fuse,plan -> save: seconds per stage, microseconds per node, peak RSS, and the
 // passes' own times per node. Time should grow linearly with N (issue 15): a stage or pass whose
 // us/node column grows with N is superlinear. Prints figures, asserts nothing.
-//   build/bench/xopt_bench_large_graph [--shape chain|residual|all] [N ...]
+//   build/bench/xopt_bench_large_graph [--shape chain|residual|fanout|all] [N ...]
 // Shapes (all share one float[16] constant c, so c has ~N uses):
 //   chain     x -> Add(c) -> Relu -> Mul(c) -> Add(c) -> ...                      (one path)
 //   residual  h -> Mul(h, c) -> Relu -> Add(h, .) -> ...  each block reads h twice (a skip edge)
+//   fanout    x -> N-1 identical Mul(x, c) -> Sum of them all: CSE merges the N-1 copies of one
+//             op on one value (x and c have N-1 readers each, removed one by one)
 #include <malloc.h>
 #include <sys/resource.h>
 
@@ -96,6 +98,25 @@ onnx::ModelProto residual(int64_t n) {
   return m;
 }
 
+onnx::ModelProto fanout(int64_t n) {
+  std::string x;
+  onnx::ModelProto m = empty_model("fanout", &x);
+  auto* g = m.mutable_graph();
+  std::vector<std::string> copies;
+  for (int64_t i = 0; i + 1 < std::max<int64_t>(n, 2); ++i) {
+    std::string v;
+    add_node(g, "Mul", i, x, "c", &v);
+    copies.push_back(v);
+  }
+  auto* sum = g->add_node();
+  sum->set_op_type("Sum");
+  sum->set_name("sum");
+  for (const std::string& v : copies) sum->add_input(v);
+  sum->add_output("y");
+  finish(g, "y");
+  return m;
+}
+
 double since(std::chrono::steady_clock::time_point& t) {
   const auto now = std::chrono::steady_clock::now();
   const double s = std::chrono::duration<double>(now - t).count();
@@ -150,7 +171,8 @@ int run_shape(const std::string& shape, const std::vector<int64_t>& sizes) {
   for (int64_t n : sizes) {
     {
       std::ofstream f(in, std::ios::binary);
-      (shape == "chain" ? chain(n) : residual(n)).SerializeToOstream(&f);
+      (shape == "chain" ? chain(n) : shape == "residual" ? residual(n) : fanout(n))
+          .SerializeToOstream(&f);
     }
     reset_peak_rss();
     auto t = std::chrono::steady_clock::now();
@@ -222,11 +244,11 @@ int main(int argc, char** argv) {
     if (a == "--shape" && i + 1 < argc) {
       const std::string s = argv[++i];
       if (s == "all")
-        shapes = {"chain", "residual"};
-      else if (s == "chain" || s == "residual")
+        shapes = {"chain", "residual", "fanout"};
+      else if (s == "chain" || s == "residual" || s == "fanout")
         shapes = {s};
       else {
-        std::fprintf(stderr, "unknown shape '%s' (chain, residual, all)\n", s.c_str());
+        std::fprintf(stderr, "unknown shape '%s' (chain, residual, fanout, all)\n", s.c_str());
         return 2;
       }
       continue;

@@ -248,10 +248,12 @@ Node* Graph::add_node(const std::string& op_type, const std::vector<Value*>& inp
   return n;
 }
 
+// From the back: removing the readers of a value last-first (dead-code elimination, CSE) then
+// costs O(1) each instead of O(readers).
 void Graph::erase_use(Value* v, Node* n, int index) {
   auto& u = v->uses_;
-  auto it = std::find(u.begin(), u.end(), Use{n, index});
-  if (it != u.end()) u.erase(it);
+  auto it = std::find(u.rbegin(), u.rend(), Use{n, index});
+  if (it != u.rend()) u.erase(std::next(it).base());
 }
 
 void Graph::remove_node(Node* n) {

@@ -41,21 +41,27 @@ class Cse final : public Pass {
     ir::Graph& g = *model.graph;
     bool changed = false;
     std::unordered_map<std::string, ir::Node*> seen;
+    std::vector<ir::Node*> merged;  // read by nothing now; removed at the end, last first
     // Graph order: a node's inputs are merged before the node's own key is taken.
     for (ir::Node* n : g.node_list()) {
       if (!is_pure(*n)) continue;
       auto [it, fresh] = seen.emplace(node_key(*n), n);
       if (fresh || !merge(g, n, it->second)) continue;
+      merged.push_back(n);
       ctx.count("nodes");
       changed = true;
     }
+    // Last first: each is then the last reader of its inputs, which makes removing the k copies
+    // of one op on one value O(k) rather than O(k^2) (a 10^5-reader fan-out took 7.3 s).
+    for (auto it = merged.rbegin(); it != merged.rend(); ++it) g.remove_node(*it);
     return changed;
   }
 
  private:
-  // Makes readers of `dup`'s results read `original`'s and removes `dup`. A result whose name is
-  // visible (graph output, read by a subgraph) passes its name to the original's result, which
-  // must then have no visible name of its own; false, changing nothing, when that does not hold.
+  // Makes readers of `dup`'s results read `original`'s, leaving `dup` read by nothing (run()
+  // removes it). A result whose name is visible (graph output, read by a subgraph) passes its name
+  // to the original's result, which must then have no visible name of its own; false, changing
+  // nothing, when that does not hold.
   static bool merge(ir::Graph& g, ir::Node* dup, ir::Node* original) {
     for (size_t i = 0; i < dup->num_outputs(); ++i) {
       ir::Value* d = dup->output(i);
@@ -76,7 +82,6 @@ class Cse final : public Pass {
       if (o->is_graph_output() && o->has_value_info()) g.clear_value_info(o);
       g.rename_value(o, name);
     }
-    g.remove_node(dup);
     return true;
   }
 };

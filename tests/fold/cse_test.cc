@@ -95,6 +95,40 @@ TEST(Cse, GraphOutputs) {
     })");
 }
 
+// Many copies of one op on one value (removed last first): one is left, its readers and the
+// input's use list exact (the pipeline verifies the graph after the pass).
+TEST(Cse, ManyCopiesOfOneOpOnOneValue) {
+  std::string body, sum;
+  for (int i = 0; i < 300; ++i) {
+    body += "      r" + std::to_string(i) + " = Mul(x, x)\n";
+    sum += (i == 0 ? "r" : ", r") + std::to_string(i);
+  }
+  const std::string text = R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[4] x) => (float[4] y, float[4] z) {
+)" + body + "      y = Sum(" + sum + ")\n      z = Neg(x)\n    }";
+  EXPECT_TRUE(test::run_pipeline("cse", text).changed);  // and computes what it did
+  // The use lists in memory, not as printed: x read twice by the Mul and once by the Neg.
+  ir::Model m = test::parse_text(text);
+  passes::PassManagerOptions options;
+  options.verify_each = true;
+  passes::PassManager pm(options);
+  ASSERT_TRUE(pm.add_pipeline("cse").is_ok());
+  passes::PassContext ctx;
+  ASSERT_TRUE(pm.run(m, ctx).is_ok());
+  EXPECT_EQ(test::count(test::op_counts(*m.graph), "Mul"), 1);
+  const ir::Value* x = m.graph->find_value("x");
+  ASSERT_NE(x, nullptr);
+  ASSERT_EQ(x->uses().size(), 3u);
+  std::map<std::string, int> readers;
+  for (const ir::Use& u : x->uses()) ++readers[u.node->op_type()];
+  EXPECT_EQ(readers["Mul"], 2);
+  EXPECT_EQ(readers["Neg"], 1);
+  const ir::Value* r = m.graph->find_value("r0");
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->uses().size(), 300u);
+}
+
 TEST(Cse, NumericallyEquivalent) {
   auto stats = test::expect_pipeline_preserves_outputs(R"(
     <ir_version: 8, opset_import: ["" : 17]>
