@@ -170,7 +170,7 @@ class FuseConvBn final : public fuse::NodeRewritePass {
       auto c = constant_weight(p->input(2), a.dtype, true);
       if (!c || c->tensor.rank() > 2) return false;
       std::vector<int64_t> d = c->tensor.dims();
-      if (d.empty()) d = {1};
+      if (d.empty()) d.push_back(1);  // (not `d = {1}`: GCC 12 -O3's bogus -Wfree-nonheap-object)
       if (d.back() != 1 && d.back() != n) return false;
       cdims = d;
       cdims.back() = n;
