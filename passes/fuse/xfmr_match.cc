@@ -67,6 +67,9 @@ ir::Node* add_node(ir::Graph& g, const std::string& op, const std::vector<ir::Va
                    const std::string& hint, ir::DType dtype, const std::vector<int64_t>& dims,
                    ir::Node* before, const std::string& domain) {
   ir::Node* n = g.add_node(op, inputs, {hint}, domain, before);
+  // Named as its result (the hint carries the layer's scope, e.g. /enc/layers.0/self_attn/mha_q):
+  // an unnamed node has no place in the diagrams' layer clusters and nothing to name in errors.
+  n->set_name(n->output(0)->name());
   n->output(0)->set_dtype(dtype);
   n->output(0)->set_shape(ir::Shape::of(dims));
   return n;

@@ -43,7 +43,8 @@ ir::Node* add_replacing_node(ir::Graph& g, ir::Value* old, const std::string& op
                              ir::Node* before, const std::vector<ir::Node*>& replaced,
                              const std::vector<std::string>& extra_outputs = {});
 
-// Adds a plain node with one output named from `hint`, of the given dtype and dims.
+// Adds a plain node with one output named from `hint` (the node takes the same name), of the given
+// dtype and dims.
 ir::Node* add_node(ir::Graph& g, const std::string& op, const std::vector<ir::Value*>& inputs,
                    const std::string& hint, ir::DType dtype, const std::vector<int64_t>& dims,
                    ir::Node* before, const std::string& domain = "");

@@ -117,6 +117,19 @@ void check_model(const std::string& name) {
       count(after, "LayerNormalization") + count(after, "com.microsoft.SkipLayerNormalization"),
       count(before, "LayerNormalization"));
 
+  // Every node is named, the ones the fusions made too, and each projection of an attention block
+  // sits in the block's scope (errors name it; diagrams draw it inside the layer's cluster).
+  for (const ir::Node* n : model->graph->nodes()) {
+    EXPECT_FALSE(n->name().empty()) << n->describe() << " has no name";
+    if (n->op_type() != "MultiHeadAttention" || n->domain() != "com.microsoft") continue;
+    const std::string scope = n->name().substr(0, n->name().rfind('/') + 1);
+    for (const ir::Value* in : n->inputs())
+      if (in != nullptr && in->producer() != nullptr && in->producer()->is("MatMul")) {
+        EXPECT_EQ(in->producer()->name().rfind(scope, 0), 0u)
+            << in->producer()->describe() << " is outside " << scope;
+      }
+  }
+
   // Still ONNX: the checker accepts the optimized model (com.microsoft ops included).
   onnx::ModelProto proto = ir::model_to_proto(*model);
   try {
