@@ -11,6 +11,7 @@
 #include "executor/cpu/session.h"
 #include "executor/cuda/check.h"
 #include "executor/cuda/cublaslt_lazy.h"
+#include "executor/cuda/context_figure.h"
 #include "executor/cuda/device_memory.h"
 #include "planner/intervals.h"
 #include "planner/offload.h"
@@ -390,6 +391,8 @@ Result<std::unique_ptr<Session>> Session::create(const ir::Model& model,
 
   // Context first, then the library handles; what the device then uses beyond what it used
   // before (other processes) is the context's cost.
+  const std::optional<bool> context_existed = primary_context_active(0);
+  const std::optional<ContextFigure> first_context = first_context_figure();
   std::string source;
   XOPT_ASSIGN_OR_RETURN(const size_t baseline, device_memory_in_use(0, &source));
   const bool baseline_before_context = source == "nvml";  // cudaMemGetInfo made the context
@@ -423,10 +426,13 @@ Result<std::unique_ptr<Session>> Session::create(const ir::Model& model,
   // Without NVML the baseline already held this process's context: count from zero then (what
   // other processes hold is then included, and footprint.context_source says so).
   const size_t other = baseline_before_context ? baseline : 0;
-  fp.context = with_context - std::min(with_context, other);
-  fp.context_source = baseline_before_context
-                          ? "measured (NVML, other processes excluded)"
-                          : "measured (cudaMemGetInfo: includes other processes' use)";
+  const ContextFigure context = context_figure(
+      context_existed, first_context, with_context - std::min(with_context, other),
+      baseline_before_context ? "measured (NVML, other processes excluded)"
+                              : "measured (cudaMemGetInfo: includes other processes' use)");
+  fp.context = context.bytes;
+  fp.context_source = context.source;
+  fp.context_measured = context.measured;
 
   if (!plan.node_order.empty() && plan.node_order.size() != order.size())
     return invalid_argument("memory plan: it orders " + std::to_string(plan.node_order.size()) +
@@ -710,7 +716,16 @@ Result<std::unique_ptr<Session>> Session::create(const ir::Model& model,
   }
   XOPT_ASSIGN_OR_RETURN(size_t used_warm, in_use());
   const size_t ours = used_after - std::min(used_after, used_before);
-  fp.context_after_warmup = used_warm - std::min(used_warm, ours + other);
+  // Above the baseline: the whole context when this session made it; else what its handles and
+  // first run added to the context an earlier session measured.
+  const size_t grown = used_warm - std::min(used_warm, ours + other);
+  if (context_existed == false) {
+    fp.context_after_warmup = grown;
+    record_first_context_figure({fp.context, grown, fp.context_source, true});
+  } else {
+    const bool reused = context_existed.value_or(false) && first_context.has_value();
+    fp.context_after_warmup = (reused ? first_context->after_warmup : 0) + grown;
+  }
   return std::unique_ptr<Session>(new Session(std::move(impl)));
 }
 

@@ -56,6 +56,9 @@ struct Footprint {
   size_t context = 0;
   size_t context_after_warmup = 0;
   std::string context_source;  // how it was measured (NVML excludes other processes' use)
+  // False when the context existed before this process's first session (another library made
+  // it): `context` is then only what the handles added (executor/cuda/context_figure.h).
+  bool context_measured = true;
   size_t parameters = 0;       // the parameter region: every initializer, each aligned
   size_t arena = 0;      // the activation arena (plan.arena_bytes; with a shared arena, the part
                          // of the group's this plan uses: the group allocated it)

@@ -192,6 +192,7 @@ int run_bench(const BenchCommand& c) {
       std::printf("  algorithm choices: %zu nodes, %zu taken from the model without searching\n",
                   m.algorithms.nodes.size(), m.choices_reused);
     j["memory"] = {{"context", m.context_bytes},
+                   {"context_measured", m.context_measured},
                    {"parameters", m.parameters},
                    {"arena", m.arena},
                    {"workspace", m.workspace},

@@ -196,6 +196,7 @@ Result<DeviceMeasurement> measure_on_cuda(const ir::Model& model, const planner:
   DeviceMeasurement m;
   m.device = fp.device.summary() + "; context " + fp.context_source;
   m.context_bytes = std::max(fp.context, fp.context_after_warmup);
+  m.context_measured = fp.context_measured;
   m.node_workspace = fp.node_workspace;
   m.parameters = fp.parameters;
   m.arena = fp.arena;
@@ -277,6 +278,7 @@ Result<CudaBench> bench_on_cuda(const ir::Model& model,
   const cuda::Footprint& fp = p.session->footprint();
   b.memory.device = fp.device.summary() + "; context " + fp.context_source;
   b.memory.context_bytes = std::max(fp.context, fp.context_after_warmup);
+  b.memory.context_measured = fp.context_measured;
   b.memory.node_workspace = fp.node_workspace;
   b.memory.parameters = fp.parameters;
   b.memory.arena = fp.arena;

@@ -58,6 +58,7 @@ int list_cuda_ops();
 struct DeviceMeasurement {
   std::string device;  // DeviceInfo::summary()
   size_t context_bytes = 0;
+  bool context_measured = true;  // false: the context predates xopt's session (Footprint)
   std::vector<size_t> node_workspace;
   // The algorithm each node chose (tools/xopt/algorithm_choices.h), and how many of them were a
   // choice stored in the model, taken without searching.

@@ -405,8 +405,10 @@ int run_optimize(const OptimizeOptions& o) {
       plan.breakdown.workspace = m->workspace;
     }
     plan.breakdown.workspace_estimated = false;
-    plan.breakdown.cuda_context = m->context_bytes;
-    plan.breakdown.cuda_context_estimated = false;
+    if (m->context_measured) {  // else the estimate stays, marked as one
+      plan.breakdown.cuda_context = m->context_bytes;
+      plan.breakdown.cuda_context_estimated = false;
+    }
     plan.breakdown.device = m->device;
     planner::write_plan(model, plan);
     // --tune: what the search chose goes with the model, so the next load does not search again
