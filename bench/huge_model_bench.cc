@@ -315,8 +315,8 @@ int main(int argc, char** argv) {
   // its mapped weights plus the floor already pass 2x (squeezenet: 4.7 MiB of weights against
   // ~5 MiB of libc, libstdc++ and protobuf alone, before graphviz, BLAS and libonnx).
   if (!found.empty())
-    std::printf("worst ratio %.2fx the file, %.2fx above the floor (target < 2x above it)\n",
-                worst, worst_above);
+    std::printf("worst ratio %.2fx the file, %.2fx above the floor (target < 2x above it)\n", worst,
+                worst_above);
   if (keep)
     std::printf("kept %s\n", dir.c_str());
   else

@@ -171,7 +171,9 @@ int run_shape(const std::string& shape, const std::vector<int64_t>& sizes) {
   for (int64_t n : sizes) {
     {
       std::ofstream f(in, std::ios::binary);
-      (shape == "chain" ? chain(n) : shape == "residual" ? residual(n) : fanout(n))
+      (shape == "chain"      ? chain(n)
+       : shape == "residual" ? residual(n)
+                             : fanout(n))
           .SerializeToOstream(&f);
     }
     reset_peak_rss();

@@ -10,8 +10,8 @@
 
 #include "executor/cpu/session.h"
 #include "executor/cuda/check.h"
-#include "executor/cuda/cublaslt_lazy.h"
 #include "executor/cuda/context_figure.h"
+#include "executor/cuda/cublaslt_lazy.h"
 #include "executor/cuda/device_memory.h"
 #include "planner/intervals.h"
 #include "planner/offload.h"

@@ -59,11 +59,11 @@ struct Footprint {
   // False when the context existed before this process's first session (another library made
   // it): `context` is then only what the handles added (executor/cuda/context_figure.h).
   bool context_measured = true;
-  size_t parameters = 0;       // the parameter region: every initializer, each aligned
-  size_t arena = 0;      // the activation arena (plan.arena_bytes; with a shared arena, the part
-                         // of the group's this plan uses: the group allocated it)
-  size_t workspace = 0;  // the workspace region (plan.workspace_bytes)
-  size_t io = 0;         // graph inputs/outputs outside the arena, and outputs nobody reads
+  size_t parameters = 0;  // the parameter region: every initializer, each aligned
+  size_t arena = 0;       // the activation arena (plan.arena_bytes; with a shared arena, the part
+                          // of the group's this plan uses: the group allocated it)
+  size_t workspace = 0;   // the workspace region (plan.workspace_bytes)
+  size_t io = 0;          // graph inputs/outputs outside the arena, and outputs nobody reads
   // Parameter offload: the device staging region, and the weights kept in pinned host memory
   // (parameters then counts only the resident ones).
   size_t staging = 0;

@@ -106,7 +106,8 @@ TEST(Cse, ManyCopiesOfOneOpOnOneValue) {
   const std::string text = R"(
     <ir_version: 8, opset_import: ["" : 17]>
     g (float[4] x) => (float[4] y, float[4] z) {
-)" + body + "      y = Sum(" + sum + ")\n      z = Neg(x)\n    }";
+)" + body + "      y = Sum(" +
+                           sum + ")\n      z = Neg(x)\n    }";
   EXPECT_TRUE(test::run_pipeline("cse", text).changed);  // and computes what it did
   // The use lists in memory, not as printed: x read twice by the Mul and once by the Neg.
   ir::Model m = test::parse_text(text);
