@@ -15,6 +15,7 @@
 #include "common/status.h"
 #include "ir/graph.h"
 #include "ir/shape_inference.h"
+#include "passes/precision/precision_options.h"
 #include "planner/batch.h"
 #include "planner/memory_plan.h"
 
@@ -43,6 +44,8 @@ struct PassOptions {
   // One buffer per value of the model before any pass ran (planner::naive_bytes; 0: unknown).
   // Tools measure it; plan-memory records it in the plan, next to the planned graph's own naive.
   size_t input_naive_bytes = 0;
+  // The precision pass (convert-precision): fp32 by default, which changes nothing.
+  PrecisionOptions precision;
 };
 
 // What plan-memory leaves for the tool to print: the plan written into the model and, after a
