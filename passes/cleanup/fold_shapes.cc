@@ -1,8 +1,11 @@
 // Shape(x) / Size(x) with the dims it reads static  ==>  int64 initializer holding them.
+// Gather(Shape(x), k) with constant k and the dims it picks static  ==>  the same, even where other
+// dims of x are symbolic (exporters test one dim: `state.shape[0] == 2`, a batch-free check).
 //
 // When the result is a graph output it becomes a Constant node of the same name instead, so graph
 // outputs stay node results.
 #include <algorithm>
+#include <optional>
 #include <vector>
 
 #include "passes/pass_registry.h"
@@ -31,6 +34,40 @@ std::optional<std::vector<int64_t>> shape_result(const ir::Node* n, const ir::Sh
   return dims;
 }
 
+// The dims Gather(Shape(x), indices) picks, when `n` is such a Gather with constant indices and
+// every picked dim of x is static: [indices' dims] int64 (a scalar for scalar indices).
+std::optional<ir::Tensor> gather_of_shape(const ir::Node* n) {
+  if (!n->is("Gather") || n->num_inputs() != 2 || n->num_outputs() != 1) return std::nullopt;
+  const ir::Value* data = n->input(0);
+  if (data == nullptr || n->input(1) == nullptr || data->producer() == nullptr) return std::nullopt;
+  const ir::Node* s = data->producer();
+  if (!s->is("Shape") || s->input(0) == nullptr || !s->input(0)->is_tensor()) return std::nullopt;
+  const ir::Shape& xs = s->input(0)->shape();
+  if (!xs.has_rank()) return std::nullopt;
+  auto rank = static_cast<int64_t>(xs.rank());
+  auto clamp = [&](int64_t v) {
+    if (v < 0) v += rank;
+    return std::clamp<int64_t>(v, 0, rank);
+  };
+  const int64_t start = clamp(s->attr_int("start", 0));
+  const int64_t end = std::max(start, clamp(s->attr_int("end", rank)));
+  const int64_t len = end - start;
+  const int64_t axis = n->attr_int("axis", 0);
+  if (axis != 0 && axis != -1) return std::nullopt;
+  std::optional<ir::Tensor> idx = constant_value(n->input(1));
+  if (!idx || !ir::is_integer(idx->dtype()) || idx->rank() > 1) return std::nullopt;
+  std::vector<int64_t> dims;
+  for (int64_t k : idx->to_int64_vector()) {
+    if (k < 0) k += len;
+    if (k < 0 || k >= len) return std::nullopt;  // out of range: left for the executor to report
+    const ir::Dim& d = xs[static_cast<size_t>(start + k)];
+    if (!d.is_known()) return std::nullopt;
+    dims.push_back(d.value);
+  }
+  if (idx->rank() == 0) return ir::Tensor::scalar<int64_t>(dims[0]);
+  return ir::Tensor::of<int64_t>({static_cast<int64_t>(dims.size())}, dims);
+}
+
 class FoldShapes final : public Pass {
  public:
   static constexpr std::string_view kName = "fold-shapes";
@@ -41,6 +78,18 @@ class FoldShapes final : public Pass {
     ir::Graph& g = *model.graph;
     bool changed = false;
     for (ir::Node* n : g.node_list()) {
+      if (n->is("Gather")) {
+        if (n->input(0) == nullptr || n->input(0)->producer() == nullptr ||
+            !n->input(0)->producer()->is("Shape"))
+          continue;
+        XOPT_RETURN_IF_ERROR(ctx.require_shapes(model));
+        std::optional<ir::Tensor> picked = gather_of_shape(n);
+        if (!picked || n->output(0) == nullptr) continue;
+        replace_with_constant(g, n, n->output(0), std::move(*picked));
+        ctx.count("Gather");
+        changed = true;
+        continue;
+      }
       if (!(n->is("Shape") || n->is("Size")) || n->num_outputs() != 1) continue;
       ir::Value* x = n->input(0);
       ir::Value* out = n->output(0);
