@@ -9,6 +9,11 @@
 // HardSwish (Paddle2ONNX, PyTorch before opset 14, TF converters). The division by 6 may be a Mul
 // by 1/6 and may come before or after the Mul by x; Add, Mul and the scaling take their operands
 // in either order. Float only: onnxruntime's CPU kernels for both ops take nothing else.
+//
+// Not in a dynamically quantized model (DynamicQuantizeLinear, com.microsoft DynamicQuantizeMatMul
+// or DynamicQuantizeLSTM): the fused ops round differently from the written-out formula, and the
+// on-the-fly quantization after them turns one-ulp differences into whole quantization steps
+// (PP-OCRv4's recognizer after quantize_dynamic: 8.7e-2 off onnxruntime's output, cosine 0.999).
 #include <algorithm>
 #include <optional>
 #include <unordered_set>
@@ -65,6 +70,15 @@ ir::Node* times(const ir::Value* v, const ir::Value* x) {
   return r != nullptr && is_onnx_op(*r, "Mul") && other_input(r, v) == x ? r : nullptr;
 }
 
+bool dynamically_quantized(const ir::Graph& g) {
+  for (const ir::Node* n : g.nodes())
+    if (is_onnx_op(*n, "DynamicQuantizeLinear") ||
+        (n->domain() == "com.microsoft" &&
+         (n->op_type() == "DynamicQuantizeMatMul" || n->op_type() == "DynamicQuantizeLSTM")))
+      return true;
+  return false;
+}
+
 class FuseHardSwish final : public fuse::NodeRewritePass {
  public:
   static constexpr std::string_view kName = "fuse-hard-swish";
@@ -108,7 +122,7 @@ class FuseHardSwish final : public fuse::NodeRewritePass {
     for (ir::Node* c : scale_first ? std::vector{scale, mul} : std::vector{mul, scale})
       if (c != nullptr) chain.push_back(c);
     ir::Value* result = chain.back()->output(0);
-    if (!(result->shape() == x->shape())) return false;
+    if (!(result->shape() == x->shape()) || dynamically_quantized(g)) return false;
     // The result's producer first: the fused node takes its name.
     std::reverse(chain.begin(), chain.end());
     if (mul == nullptr) {
@@ -165,7 +179,8 @@ class FuseHardSwish final : public fuse::NodeRewritePass {
         continue;
       if (!near(hs->attr_float("alpha", 0.2f), kSixth, 1e-4) ||
           !near(hs->attr_float("beta", 0.5f), 0.5, 1e-6) ||
-          !(mul->output(0)->shape() == x->shape()) || !hard_swish_available(g, ctx))
+          !(mul->output(0)->shape() == x->shape()) || dynamically_quantized(g) ||
+          !hard_swish_available(g, ctx))
         continue;
       fuse::replace_chain(g, "HardSwish", "", {x}, {}, mul->output(0), {mul, hs}, mul, removed);
       ctx.count("HardSwish");

@@ -8,7 +8,7 @@ one table row per model:
             inputs' shapes bound to the stored inputs' (the optimized model against the original,
             both in the CPU executor)
   ort       the optimized model passes onnx.checker.check_model(full_check=True), runs in
-            onnxruntime (CPU, ORT_ENABLE_ALL) and agrees with the stored reference outputs
+            onnxruntime (CPU, graph optimizations off, as for the references) and agrees with the stored reference outputs
   nodes     top-level nodes of xopt's output against onnxruntime's ORT_ENABLE_EXTENDED offline
             optimization of the original (its inputs fixed to the same shapes, so both optimizers
             know the same); `<=` where xopt ends at or below onnxruntime
@@ -140,7 +140,9 @@ def check(xopt, d, out):
         row["nodes_xopt"] = len(om.graph.node)
         try:
             onnx.checker.check_model(opt, full_check=True)
-            sess = ort_session(opt, ort.GraphOptimizationLevel.ORT_ENABLE_ALL)
+            # As the references were made: graph optimizations off (onnxruntime's own QDQ fusions
+            # change a static-quantized model's output by 1e-1 of its scale).
+            sess = ort_session(opt, ort.GraphOptimizationLevel.ORT_DISABLE_ALL)
             names = [i.name for i in sess.get_inputs()]
             got = sess.run(None, {k: feeds[k] for k in names})
             verdicts = [close(g, r) for g, r in zip(got, refs)]

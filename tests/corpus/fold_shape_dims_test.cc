@@ -1,6 +1,7 @@
 // fold-shapes on Gather(Shape(x), k): one static dim of an otherwise symbolic shape becomes a
-// constant. TorchScript's silero_vad_16k_op15 tests `state.shape[0] == 2` (state is [2, batch, 128])
-// in an If's condition; with the dim folded the If goes (inline-constant-if), as in onnxruntime.
+// constant. TorchScript's silero_vad_16k_op15 tests `state.shape[0] == 2` (state is [2, batch,
+// 128]) in an If's condition; with the dim folded the If goes (inline-constant-if), as in
+// onnxruntime.
 #include "tests/util/pass_golden.h"
 
 namespace xopt {
