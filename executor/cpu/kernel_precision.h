@@ -1,0 +1,42 @@
+// Which element types each CPU kernel takes and what it accumulates in: the facts `xopt
+// --list-ops` prints and the precision pass can rely on ("store low, compute high").
+//
+// Every kernel with float16 or bfloat16 in and out computes in float32 (or double) and rounds once
+// at its output, as the ONNX reference does for a model stored in those types; the kernels that
+// sum many terms (reductions, normalizations, Softmax, GEMM, convolution, attention, pooling, ...)
+// accumulate in float32 or double, never in the half type, so a converted model needs no Casts
+// around them.
+//
+// types: for ONNX ops, the element types the op's schema allows at the newest opset the kernel
+// implements, less those the kernel refuses (a table in kernel_precision.cc); for the contrib ops
+// (com.microsoft, ai.onnx.preview) the table gives them. accumulates: the accumulator of the
+// reducing kernels for half inputs ("f32" or "f64"), "" for the ops that sum nothing (elementwise,
+// data movement), which still compute each element in float32 and round once.
+//
+// tests/lowp_slow checks the float16 and bfloat16 claims against what the kernels run on every
+// ONNX node test (their twins in those types), tests/lowp the accumulators.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ir/dtype.h"
+
+namespace xopt::exec {
+
+struct KernelPrecision {
+  std::vector<ir::DType> types;  // tensor element types taken, in a fixed order (f64 f32 f16 ...)
+  std::string accumulates;       // "f32", "f64" or "" (sums nothing)
+};
+
+// `domain` is "" (or "ai.onnx") for ONNX ops; `opset` the newest opset the kernel implements.
+KernelPrecision kernel_precision(const std::string& domain, const std::string& op_type, int opset);
+
+// "f32", "f16", "bf16", "f64", "i8", "u8", ..., "bool", "str", "f8e4m3fn", ...
+std::string short_dtype_name(ir::DType t);
+
+// "f64 f32 f16 bf16 i32 i64" (types joined by spaces) and, when it accumulates, "; accumulates
+// f32": one listing line's precision part.
+std::string describe(const KernelPrecision& p);
+
+}  // namespace xopt::exec
