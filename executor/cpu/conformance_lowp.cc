@@ -77,7 +77,7 @@ Status convert_graph(onnx::GraphProto* g, ir::DType to, const std::string& base_
 
 // Attributes naming an element type.
 bool is_type_attribute(const std::string& name) {
-  return name == "to" || name == "dtype" || name == "output_dtype";
+  return name == "to" || name == "dtype" || name == "output_dtype" || name == "output_datatype";
 }
 
 Status convert_attribute(onnx::AttributeProto* a, ir::DType to, const std::string& base_dir) {
@@ -309,7 +309,7 @@ std::vector<LowpCaseResult> run_lowp_case(const std::string& path,
     types_seen[name] = t.dtype();
     k = std::max(k, t.numel());
   }
-  for (const ir::Value* v : g.inputs())
+  for (const ir::Value* v : g.initializers())
     if (v->initializer() != nullptr) {
       types_seen[v->name()] = v->initializer()->dtype();
       k = std::max(k, v->initializer()->numel());

@@ -6,7 +6,7 @@
 // The twin of a case: every float32 tensor type of the model (graph inputs, outputs, value_info,
 // subgraphs included) becomes the low type, float32 initializers and tensor attributes (Constant's
 // value, ConstantOfShape's value) are rounded to it, and the type attributes that name float32
-// (Cast's `to`, `dtype`, `output_dtype`) name it instead. Its inputs are the case's inputs rounded
+// (Cast's `to`, `dtype`, `output_dtype`, `output_datatype`) name it instead. Its inputs are the case's inputs rounded
 // to the low type.
 //
 // The reference: the original fp32 model, fed the same rounded inputs (widened back to float32),

@@ -7,6 +7,7 @@
 // disagree with what its kernel ran.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -85,12 +86,14 @@ TEST(LowpConformance, EveryFloatNodeTestRunsInFloat16AndBFloat16) {
       const exec::KernelPrecision p =
           exec::kernel_precision("", op, static_cast<int>(opsets[dt][op]));
       const bool listed = std::find(p.types.begin(), p.types.end(), dt) != p.types.end();
-      if (t.passed > 0 && t.unsupported == 0)
+      if (t.passed > 0 && t.unsupported == 0) {
         EXPECT_TRUE(listed) << op << " runs " << ir::dtype_name(dt)
                             << " but --list-ops does not say so: " << exec::describe(p);
-      if (t.unsupported > 0)
+      }
+      if (t.unsupported > 0) {
         EXPECT_FALSE(listed) << op << ": --list-ops says " << exec::describe(p) << " but "
                              << t.first_problem;
+      }
     }
     std::printf(
         "%s twins: %d ops pass, %d fail, %d unsupported, %d skipped (their schema at that opset "
