@@ -8,10 +8,10 @@
 #include <sstream>
 
 #include "executor/cpu/conformance.h"
+#include "executor/cpu/kernel_precision.h"
 #include "executor/cpu/session.h"
 #include "ir/onnx_io.h"
 #include "ir/tensor_proto.h"
-#include "onnx/defs/schema.h"
 
 namespace xopt::exec::conformance {
 
@@ -73,7 +73,8 @@ Status convert_tensor_proto(onnx::TensorProto* p, ir::DType to, const std::strin
   return Status::ok();
 }
 
-Status convert_graph(onnx::GraphProto* g, ir::DType to, const std::string& base_dir);
+Status convert_graph(onnx::GraphProto* g, ir::DType to, const std::string& base_dir,
+                     const std::set<std::string>& keep = {});
 
 // Attributes naming an element type.
 bool is_type_attribute(const std::string& name) {
@@ -108,13 +109,14 @@ Status convert_attribute(onnx::AttributeProto* a, ir::DType to, const std::strin
   return Status::ok();
 }
 
-Status convert_graph(onnx::GraphProto* g, ir::DType to, const std::string& base_dir) {
+Status convert_graph(onnx::GraphProto* g, ir::DType to, const std::string& base_dir,
+                     const std::set<std::string>& keep) {
   const int32_t code = onnx_code(to);
-  for (auto& v : *g->mutable_input()) convert_type(v.mutable_type(), code);
-  for (auto& v : *g->mutable_output()) convert_type(v.mutable_type(), code);
-  for (auto& v : *g->mutable_value_info()) convert_type(v.mutable_type(), code);
+  for (auto* vs : {g->mutable_input(), g->mutable_output(), g->mutable_value_info()})
+    for (auto& v : *vs)
+      if (!keep.count(v.name())) convert_type(v.mutable_type(), code);
   for (auto& t : *g->mutable_initializer())
-    XOPT_RETURN_IF_ERROR(convert_tensor_proto(&t, to, base_dir));
+    if (!keep.count(t.name())) XOPT_RETURN_IF_ERROR(convert_tensor_proto(&t, to, base_dir));
   for (auto& n : *g->mutable_node())
     for (auto& a : *n.mutable_attribute()) XOPT_RETURN_IF_ERROR(convert_attribute(&a, to, base_dir));
   return Status::ok();
@@ -157,34 +159,54 @@ Result<ir::Model> rounded_reference(const ir::Model& model, const std::set<std::
   return ir::model_from_proto(std::move(p), model.base_dir, model.path);
 }
 
-// Whether the schema of `n` at its opset allows `to` at every input and output that is float32
-// here; "" when it does, else which parameter does not.
-std::string schema_gap(const ir::Node& n, const std::map<std::string, ir::DType>& types,
-                       ir::DType to) {
-  if (!(n.domain().empty() || n.domain() == "ai.onnx")) return "";
-  const onnx::OpSchema* s =
-      onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(n.opset()), "");
-  if (s == nullptr) return "";
-  const std::string want =
-      to == ir::DType::kBFloat16 ? "tensor(bfloat16)" : "tensor(float16)";
-  auto check = [&](const std::vector<onnx::OpSchema::FormalParameter>& params,
-                   const std::vector<ir::Value*>& values, const char* what) -> std::string {
-    for (size_t i = 0; i < values.size(); ++i) {
-      if (values[i] == nullptr || params.empty()) continue;
-      auto it = types.find(values[i]->name());
-      if (it == types.end() || it->second != ir::DType::kFloat) continue;
-      const auto& param = params[std::min(i, params.size() - 1)];
-      bool found = false;
-      for (const std::string* t : param.GetTypes()) found = found || *t == want;
-      if (!found)
-        return n.op_type() + "-" + std::to_string(n.opset()) + " " + what + " '" +
-               param.GetName() + "' allows no " + want;
-    }
-    return "";
+// Reads the schema of every top-level node at its opset: the float32 graph inputs, initializers
+// and graph outputs whose parameter allows float32 but not `to` stay float32 in the twin (as a
+// converted model keeps them: Resize's scales, TfIdfVectorizer's output), added to *keep. Returns
+// why the case has no twin, or "": a node whose schema allows `to` nowhere the case has a float32,
+// or a float32 value between two nodes that one allows in `to` and the other does not.
+std::string schema_gaps(const ir::Graph& g, const std::map<std::string, ir::DType>& types,
+                        ir::DType to, std::set<std::string>* keep) {
+  const int bit = to == ir::DType::kBFloat16 ? SchemaTypes::kBF16 : SchemaTypes::kF16;
+  const char* name = to == ir::DType::kBFloat16 ? "bfloat16" : "float16";
+  auto is_f32 = [&](const ir::Value* v) {
+    if (v == nullptr) return false;
+    auto it = types.find(v->name());
+    return it != types.end() && it->second == ir::DType::kFloat;
   };
-  std::string gap = check(s->inputs(), n.inputs(), "input");
-  if (gap.empty()) gap = check(s->outputs(), n.outputs(), "output");
-  return gap;
+  std::set<std::string> inner;  // float32 values produced by a node, converted
+  for (const ir::Node* n : g.nodes())
+    for (const ir::Value* o : n->outputs())
+      if (is_f32(o)) inner.insert(o->name());
+  for (const ir::Node* n : g.nodes()) {
+    const SchemaTypes* s = onnx_schema_types(n->domain(), n->op_type(), static_cast<int>(n->opset()));
+    if (s == nullptr) continue;  // contrib ops: every float parameter takes the low types
+    const std::string what = n->op_type() + "-" + std::to_string(s->since_version);
+    bool any_f32 = false, any_low = false;
+    auto visit = [&](const ir::Value* v, int mask, const std::string& param) -> std::string {
+      if (!is_f32(v)) return "";
+      any_f32 = true;
+      if (mask & bit) {
+        any_low = true;
+        return "";
+      }
+      const bool graph_output =
+          std::find(g.outputs().begin(), g.outputs().end(), v) != g.outputs().end();
+      if (inner.count(v->name()) && !graph_output)
+        return what + " " + param + " '" + v->name() + "' is float32 only, between two nodes";
+      keep->insert(v->name());
+      return "";
+    };
+    for (size_t i = 0; i < n->num_inputs(); ++i) {
+      std::string gap = visit(n->input(i), s->input_mask(i), "input " + std::to_string(i));
+      if (!gap.empty()) return gap;
+    }
+    for (size_t i = 0; i < n->num_outputs(); ++i) {
+      std::string gap = visit(n->output(i), s->output_mask(i), "output " + std::to_string(i));
+      if (!gap.empty()) return gap;
+    }
+    if (any_f32 && !any_low) return what + "'s schema allows no " + std::string(name);
+  }
+  return "";
 }
 
 std::string number(double v) {
@@ -267,10 +289,11 @@ ir::Tensor convert_float(const ir::Tensor& t, ir::DType to) {
   return t;
 }
 
-Result<ir::Model> lowp_twin(const ir::Model& model, ir::DType to) {
+Result<ir::Model> lowp_twin(const ir::Model& model, ir::DType to,
+                            const std::set<std::string>& keep_f32) {
   if (!is_low(to)) return invalid_argument("a twin is float16 or bfloat16");
   onnx::ModelProto p = ir::model_to_proto(model);
-  XOPT_RETURN_IF_ERROR(convert_graph(p.mutable_graph(), to, model.base_dir));
+  XOPT_RETURN_IF_ERROR(convert_graph(p.mutable_graph(), to, model.base_dir, keep_f32));
   return ir::model_from_proto(std::move(p), model.base_dir, model.path);
 }
 
@@ -342,17 +365,19 @@ std::vector<LowpCaseResult> run_lowp_case(const std::string& path,
 
   for (LowpCaseResult& r : results) {
     const ir::DType to = r.dtype;
-    std::string gap;
-    for (const ir::Node* n : g.nodes())
-      if (gap.empty()) gap = schema_gap(*n, types_seen, to);
+    std::set<std::string> keep;
+    const std::string gap = schema_gaps(g, types_seen, to, &keep);
     if (!gap.empty()) {
       r.outcome = LowpOutcome::kSkipped;
       r.schema_lacks_type = true;
       r.detail = gap;
       continue;
     }
-    auto twin = lowp_twin(c.model, to);
-    auto ref = twin.is_ok() ? rounded_reference(c.model, float_outputs, to) : twin.status();
+    auto twin = lowp_twin(c.model, to, keep);
+    std::set<std::string> rounded;
+    for (const std::string& o : float_outputs)
+      if (!keep.count(o)) rounded.insert(o);
+    auto ref = twin.is_ok() ? rounded_reference(c.model, rounded, to) : twin.status();
     if (!ref.is_ok()) {
       r.outcome = LowpOutcome::kFailed;
       r.detail = "building the twin: " + ref.status().message();
@@ -362,7 +387,7 @@ std::vector<LowpCaseResult> run_lowp_case(const std::string& path,
     for (const LoadedCase::Data& ds : c.data_sets) {
       std::map<std::string, ir::Tensor> low_in, ref_in;
       for (const auto& [name, t] : ds.inputs) {
-        low_in[name] = convert_float(t, to);
+        low_in[name] = keep.count(name) ? t : convert_float(t, to);
         ref_in[name] = convert_float(low_in[name], ir::DType::kFloat);
       }
       auto want = run_model(*ref, ref_in);

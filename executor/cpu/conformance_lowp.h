@@ -30,13 +30,16 @@
 // must be equal.
 //
 // A case takes part when one of its inputs, outputs or initializers is float32 and none is float16
-// or bfloat16 (those are low-precision tests already). It is skipped when the ONNX schema of one of
-// its nodes, at the node's opset, allows no T where the case has a float32 (ops with no fp16/bf16
-// in their schema at that opset), when its outputs are random, or when it has sequence or optional
-// values.
+// or bfloat16 (those are low-precision tests already). The ONNX schema of each node at its opset
+// (executor/cpu/onnx_schema_types.inc) decides what converts: a float32 graph input, initializer
+// or graph output whose parameter allows float32 but not T stays float32, as in a converted model
+// (Resize's scales). The case is skipped when a node's schema allows T nowhere the case has a
+// float32 (ops with no fp16/bf16 at that opset), when a float32-only value lies between two nodes,
+// when its outputs are random, or when it has sequence or optional values.
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -67,8 +70,10 @@ struct LowpCaseResult {
   double worst_ratio = 0.0;
 };
 
-// The twin of `model` in `to` (float16 or bfloat16), as described above.
-Result<ir::Model> lowp_twin(const ir::Model& model, ir::DType to);
+// The twin of `model` in `to` (float16 or bfloat16), as described above; the top-level values
+// named in `keep_f32` (graph inputs, outputs, initializers) stay float32.
+Result<ir::Model> lowp_twin(const ir::Model& model, ir::DType to,
+                            const std::set<std::string>& keep_f32 = {});
 
 // A float32 tensor rounded to `to` (float16 or bfloat16), or a float16/bfloat16 tensor widened to
 // float32; any other tensor is returned as it is.

@@ -1,11 +1,11 @@
 #include "executor/cpu/kernel_precision.h"
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <set>
 #include <utility>
 
-#include "onnx/defs/schema.h"
 
 namespace xopt::exec {
 namespace {
@@ -21,24 +21,6 @@ constexpr DType kOrder[] = {
     DType::kFloat8E5M2,    DType::kFloat8E5M2FNUZ,  DType::kFloat8E8M0,  DType::kFloat4E2M1,
     DType::kInt4,          DType::kUInt4,           DType::kInt2,        DType::kUInt2,
 };
-
-const std::map<std::string, DType>& schema_names() {
-  static const std::map<std::string, DType> m = {
-      {"double", DType::kDouble},         {"float", DType::kFloat},
-      {"float16", DType::kFloat16},       {"bfloat16", DType::kBFloat16},
-      {"int8", DType::kInt8},             {"int16", DType::kInt16},
-      {"int32", DType::kInt32},           {"int64", DType::kInt64},
-      {"uint8", DType::kUInt8},           {"uint16", DType::kUInt16},
-      {"uint32", DType::kUInt32},         {"uint64", DType::kUInt64},
-      {"bool", DType::kBool},             {"string", DType::kString},
-      {"float8e4m3fn", DType::kFloat8E4M3FN}, {"float8e4m3fnuz", DType::kFloat8E4M3FNUZ},
-      {"float8e5m2", DType::kFloat8E5M2}, {"float8e5m2fnuz", DType::kFloat8E5M2FNUZ},
-      {"float8e8m0", DType::kFloat8E8M0}, {"float4e2m1", DType::kFloat4E2M1},
-      {"int4", DType::kInt4},             {"uint4", DType::kUInt4},
-      {"int2", DType::kInt2},             {"uint2", DType::kUInt2},
-  };
-  return m;
-}
 
 using Key = std::pair<std::string, std::string>;  // (domain, op); "" for ONNX
 
@@ -148,6 +130,60 @@ std::string normal_domain(const std::string& d) {
 
 }  // namespace
 
+namespace {
+
+struct SchemaRow {
+  const char* domain;
+  const char* op;
+  int since;
+  const char* types;
+  const char* inputs;
+  const char* outputs;
+};
+constexpr SchemaRow kSchemaRows[] = {
+#include "executor/cpu/onnx_schema_types.inc"
+};
+
+std::vector<int> masks(const char* digits) {
+  std::vector<int> m;
+  for (const char* c = digits; *c != 0; ++c) m.push_back(*c - '0');
+  return m;
+}
+
+}  // namespace
+
+const SchemaTypes* onnx_schema_types(const std::string& domain, const std::string& op_type,
+                                     int opset) {
+  // (domain, op) -> since_version -> types, built once.
+  static const auto* table = [] {
+    auto* t = new std::map<Key, std::map<int, SchemaTypes>>();
+    for (const SchemaRow& r : kSchemaRows) {
+      SchemaTypes& st = (*t)[{r.domain, r.op}][r.since];
+      st.since_version = r.since;
+      st.inputs = masks(r.inputs);
+      st.outputs = masks(r.outputs);
+      const std::string names = r.types;
+      for (DType d : kOrder) {
+        const std::string n = short_dtype_name(d);
+        for (size_t at = names.find(n); at != std::string::npos; at = names.find(n, at + 1)) {
+          const bool starts = at == 0 || names[at - 1] == ' ';
+          const bool ends = at + n.size() == names.size() || names[at + n.size()] == ' ';
+          if (starts && ends) {
+            st.types.push_back(d);
+            break;
+          }
+        }
+      }
+    }
+    return t;
+  }();
+  auto it = table->find({normal_domain(domain), op_type});
+  if (it == table->end()) return nullptr;
+  auto v = it->second.upper_bound(opset);
+  if (v == it->second.begin()) return nullptr;
+  return &std::prev(v)->second;
+}
+
 std::string short_dtype_name(DType t) {
   switch (t) {
     case DType::kDouble:
@@ -191,20 +227,8 @@ KernelPrecision kernel_precision(const std::string& domain, const std::string& o
   std::set<DType> found;
   if (auto it = contrib_types().find(key); it != contrib_types().end()) {
     found.insert(it->second.begin(), it->second.end());
-  } else if (const onnx::OpSchema* s =
-                 onnx::OpSchemaRegistry::Schema(op_type, opset, key.first)) {
-    auto add = [&](const std::string& type) {
-      // "tensor(float)", "seq(tensor(float))", "optional(seq(tensor(int64)))": the element type.
-      const size_t at = type.rfind("tensor(");
-      if (at == std::string::npos) return;
-      const size_t end = type.find(')', at);
-      auto it = schema_names().find(type.substr(at + 7, end - at - 7));
-      if (it != schema_names().end()) found.insert(it->second);
-    };
-    for (const auto& param : s->inputs())
-      for (const std::string* t : param.GetTypes()) add(*t);
-    for (const auto& param : s->outputs())
-      for (const std::string* t : param.GetTypes()) add(*t);
+  } else if (const SchemaTypes* st = onnx_schema_types(key.first, op_type, opset)) {
+    found.insert(st->types.begin(), st->types.end());
   }
   if (auto it = refused().find(key); it != refused().end())
     for (DType t : it->second) found.erase(t);

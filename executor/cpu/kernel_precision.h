@@ -8,7 +8,7 @@
 // around them.
 //
 // types: for ONNX ops, the element types the op's schema allows at the newest opset the kernel
-// implements, less those the kernel refuses (a table in kernel_precision.cc); for the contrib ops
+// implements (onnx_schema_types below), less those the kernel refuses (a table in kernel_precision.cc); for the contrib ops
 // (com.microsoft, ai.onnx.preview) the table gives them. accumulates: the accumulator of the
 // reducing kernels for half inputs ("f32" or "f64"), "" for the ops that sum nothing (elementwise,
 // data movement), which still compute each element in float32 and round once.
@@ -17,6 +17,7 @@
 // ONNX node test (their twins in those types), tests/lowp the accumulators.
 #pragma once
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,23 @@ struct KernelPrecision {
 
 // `domain` is "" (or "ai.onnx") for ONNX ops; `opset` the newest opset the kernel implements.
 KernelPrecision kernel_precision(const std::string& domain, const std::string& op_type, int opset);
+
+// What the ONNX schema of (domain, op) at `opset` allows (executor/cpu/onnx_schema_types.inc,
+// generated from the onnx package by executor/cpu/gen/gen_schema_types.py), or nullptr for an op
+// it does not define. Per input and per output parameter, the low float types it allows: bit 1
+// float16, 2 bfloat16, 4 float32 (the last parameter's mask repeats for variadic ones).
+struct SchemaTypes {
+  std::vector<ir::DType> types;  // every element type of any input or output
+  std::vector<int> inputs, outputs;
+  int since_version = 0;
+  static constexpr int kF16 = 1, kBF16 = 2, kF32 = 4;
+  int input_mask(size_t i) const { return inputs.empty() ? 0 : inputs[std::min(i, inputs.size() - 1)]; }
+  int output_mask(size_t i) const {
+    return outputs.empty() ? 0 : outputs[std::min(i, outputs.size() - 1)];
+  }
+};
+const SchemaTypes* onnx_schema_types(const std::string& domain, const std::string& op_type,
+                                     int opset);
 
 // "f32", "f16", "bf16", "f64", "i8", "u8", ..., "bool", "str", "f8e4m3fn", ...
 std::string short_dtype_name(ir::DType t);
