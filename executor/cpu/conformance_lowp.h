@@ -35,7 +35,11 @@
 // or graph output whose parameter allows float32 but not T stays float32, as in a converted model
 // (Resize's scales). The case is skipped when a node's schema allows T nowhere the case has a
 // float32 (ops with no fp16/bf16 at that opset), when a float32-only value lies between two nodes,
-// when its outputs are random, or when it has sequence or optional values.
+// when its outputs are random, or when it has sequence or optional values; BitCast cases too (a
+// twin would reinterpret other bits). A multi-node model (a function expansion) whose twin is
+// ill-typed, because the expansion fixes float32 inside, is skipped and says so (ill_typed). The
+// twin keeps FlexAttention's score_mod/prob_mod subgraphs float32 (softmax_precision), and names
+// T in the window ops' output_datatype where the attribute is absent (its default is float32).
 #pragma once
 
 #include <cstdint>
@@ -65,6 +69,9 @@ struct LowpCaseResult {
   ir::DType dtype = ir::DType::kFloat16;
   LowpOutcome outcome = LowpOutcome::kFailed;
   bool schema_lacks_type = false;  // kSkipped because the schema has no T there
+  // kSkipped: a multi-node model (a function expansion) whose twin the executor refuses as
+  // ill-typed, because the expansion fixes float32 inside (Cast to float, ConstantOfShape's default)
+  bool ill_typed = false;
   std::string detail;              // why it failed, is unsupported or is skipped
   // The largest |twin - reference| / tolerance over the outputs (passed: <= 1).
   double worst_ratio = 0.0;
