@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <iterator>
 #include <cstring>
+#include <iterator>
 #include <map>
 #include <set>
 #include <sstream>
@@ -145,8 +145,8 @@ Status convert_graph(onnx::GraphProto* g, ir::DType to, const std::string& base_
 
 // The reference: `model` with a Cast to `to` and back after every top-level node output listed in
 // `float_outputs`.
-Result<ir::Model> rounded_reference(const ir::Model& model, const std::set<std::string>& float_outputs,
-                                    ir::DType to) {
+Result<ir::Model> rounded_reference(const ir::Model& model,
+                                    const std::set<std::string>& float_outputs, ir::DType to) {
   onnx::ModelProto p = ir::model_to_proto(model);
   onnx::GraphProto* g = p.mutable_graph();
   google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
@@ -199,7 +199,8 @@ std::string schema_gaps(const ir::Graph& g, const std::map<std::string, ir::DTyp
     for (const ir::Value* o : n->outputs())
       if (is_f32(o)) inner.insert(o->name());
   for (const ir::Node* n : g.nodes()) {
-    const SchemaTypes* s = onnx_schema_types(n->domain(), n->op_type(), static_cast<int>(n->opset()));
+    const SchemaTypes* s =
+        onnx_schema_types(n->domain(), n->op_type(), static_cast<int>(n->opset()));
     if (s == nullptr) continue;  // contrib ops: every float parameter takes the low types
     const std::string what = n->op_type() + "-" + std::to_string(s->since_version);
     bool any_f32 = false, any_low = false;
@@ -280,10 +281,11 @@ std::string compare(const ir::Tensor& got, const ir::Tensor& ref_f32, ir::DType 
   }
   *ratio = std::max(*ratio, worst / tol);
   if (bad == 0) return "";
-  return std::to_string(bad) + " of " + std::to_string(ref.numel()) + " elements differ; first at " +
-         std::to_string(first) + ": " + number(got.as_double(first)) + ", reference " +
-         number(ref.as_double(first)) + " (max error " + number(worst) + ", tolerance " +
-         number(tol) + ", scale " + number(scale) + ")";
+  return std::to_string(bad) + " of " + std::to_string(ref.numel()) +
+         " elements differ; first at " + std::to_string(first) + ": " +
+         number(got.as_double(first)) + ", reference " + number(ref.as_double(first)) +
+         " (max error " + number(worst) + ", tolerance " + number(tol) + ", scale " +
+         number(scale) + ")";
 }
 
 LowpOutcome classify_status(const Status& s) {
@@ -306,8 +308,8 @@ ir::Tensor convert_float(const ir::Tensor& t, ir::DType to) {
     const auto* s = t.data<uint16_t>();
     float* d = out.mutable_data<float>();
     for (int64_t i = 0; i < t.numel(); ++i)
-      d[i] = t.dtype() == ir::DType::kFloat16 ? ir::half_to_float(s[i])
-                                              : ir::bfloat16_to_float(s[i]);
+      d[i] =
+          t.dtype() == ir::DType::kFloat16 ? ir::half_to_float(s[i]) : ir::bfloat16_to_float(s[i]);
     return out;
   }
   return t;
@@ -445,8 +447,8 @@ std::vector<LowpCaseResult> run_lowp_case(const std::string& path,
         break;
       }
       for (size_t i = 0; i < got->size() && r.outcome == LowpOutcome::kPassed; ++i) {
-        std::string why = compare((*got)[i], (*want)[i], to, n_nodes, static_cast<double>(k),
-                                  &r.worst_ratio);
+        std::string why =
+            compare((*got)[i], (*want)[i], to, n_nodes, static_cast<double>(k), &r.worst_ratio);
         if (!why.empty()) {
           r.outcome = LowpOutcome::kFailed;
           r.detail = ds.name + ": output '" + g.outputs()[i]->name() + "': " + why;

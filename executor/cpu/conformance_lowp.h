@@ -6,8 +6,8 @@
 // The twin of a case: every float32 tensor type of the model (graph inputs, outputs, value_info,
 // subgraphs included) becomes the low type, float32 initializers and tensor attributes (Constant's
 // value, ConstantOfShape's value) are rounded to it, and the type attributes that name float32
-// (Cast's `to`, `dtype`, `output_dtype`, `output_datatype`) name it instead. Its inputs are the case's inputs rounded
-// to the low type.
+// (Cast's `to`, `dtype`, `output_dtype`, `output_datatype`) name it instead. Its inputs are the
+// case's inputs rounded to the low type.
 //
 // The reference: the original fp32 model, fed the same rounded inputs (widened back to float32),
 // with every float32 output of every top-level node rounded to the low type (a Cast to it and back
@@ -70,9 +70,10 @@ struct LowpCaseResult {
   LowpOutcome outcome = LowpOutcome::kFailed;
   bool schema_lacks_type = false;  // kSkipped because the schema has no T there
   // kSkipped: a multi-node model (a function expansion) whose twin the executor refuses as
-  // ill-typed, because the expansion fixes float32 inside (Cast to float, ConstantOfShape's default)
+  // ill-typed, because the expansion fixes float32 inside (Cast to float, ConstantOfShape's
+  // default)
   bool ill_typed = false;
-  std::string detail;              // why it failed, is unsupported or is skipped
+  std::string detail;  // why it failed, is unsupported or is skipped
   // The largest |twin - reference| / tolerance over the outputs (passed: <= 1).
   double worst_ratio = 0.0;
 };

@@ -6,7 +6,6 @@
 #include <set>
 #include <utility>
 
-
 namespace xopt::exec {
 namespace {
 
@@ -14,12 +13,12 @@ using ir::DType;
 
 // Listing order.
 constexpr DType kOrder[] = {
-    DType::kDouble,        DType::kFloat,           DType::kFloat16,     DType::kBFloat16,
-    DType::kInt8,          DType::kInt16,           DType::kInt32,       DType::kInt64,
-    DType::kUInt8,         DType::kUInt16,          DType::kUInt32,      DType::kUInt64,
-    DType::kBool,          DType::kString,          DType::kFloat8E4M3FN, DType::kFloat8E4M3FNUZ,
-    DType::kFloat8E5M2,    DType::kFloat8E5M2FNUZ,  DType::kFloat8E8M0,  DType::kFloat4E2M1,
-    DType::kInt4,          DType::kUInt4,           DType::kInt2,        DType::kUInt2,
+    DType::kDouble,     DType::kFloat,          DType::kFloat16,      DType::kBFloat16,
+    DType::kInt8,       DType::kInt16,          DType::kInt32,        DType::kInt64,
+    DType::kUInt8,      DType::kUInt16,         DType::kUInt32,       DType::kUInt64,
+    DType::kBool,       DType::kString,         DType::kFloat8E4M3FN, DType::kFloat8E4M3FNUZ,
+    DType::kFloat8E5M2, DType::kFloat8E5M2FNUZ, DType::kFloat8E8M0,   DType::kFloat4E2M1,
+    DType::kInt4,       DType::kUInt4,          DType::kInt2,         DType::kUInt2,
 };
 
 using Key = std::pair<std::string, std::string>;  // (domain, op); "" for ONNX
@@ -219,8 +218,7 @@ std::string short_dtype_name(DType t) {
   }
 }
 
-KernelPrecision kernel_precision(const std::string& domain, const std::string& op_type,
-                                 int opset) {
+KernelPrecision kernel_precision(const std::string& domain, const std::string& op_type, int opset) {
   const Key key{normal_domain(domain), op_type};
   KernelPrecision p;
   if (auto it = accumulators().find(key); it != accumulators().end()) p.accumulates = it->second;

@@ -8,10 +8,11 @@
 // around them.
 //
 // types: for ONNX ops, the element types the op's schema allows at the newest opset the kernel
-// implements (onnx_schema_types below), less those the kernel refuses (a table in kernel_precision.cc); for the contrib ops
-// (com.microsoft, ai.onnx.preview) the table gives them. accumulates: the accumulator of the
-// reducing kernels for half inputs ("f32" or "f64"), "" for the ops that sum nothing (elementwise,
-// data movement), which still compute each element in float32 and round once.
+// implements (onnx_schema_types below), less those the kernel refuses (a table in
+// kernel_precision.cc); for the contrib ops (com.microsoft, ai.onnx.preview) the table gives them.
+// accumulates: the accumulator of the reducing kernels for half inputs ("f32" or "f64"), "" for the
+// ops that sum nothing (elementwise, data movement), which still compute each element in float32
+// and round once.
 //
 // tests/lowp_slow checks the float16 and bfloat16 claims against what the kernels run on every
 // ONNX node test (their twins in those types), tests/lowp the accumulators.
@@ -42,7 +43,9 @@ struct SchemaTypes {
   std::vector<int> inputs, outputs;
   int since_version = 0;
   static constexpr int kF16 = 1, kBF16 = 2, kF32 = 4;
-  int input_mask(size_t i) const { return inputs.empty() ? 0 : inputs[std::min(i, inputs.size() - 1)]; }
+  int input_mask(size_t i) const {
+    return inputs.empty() ? 0 : inputs[std::min(i, inputs.size() - 1)];
+  }
   int output_mask(size_t i) const {
     return outputs.empty() ? 0 : outputs[std::min(i, outputs.size() - 1)];
   }

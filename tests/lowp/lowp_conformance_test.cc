@@ -1,10 +1,10 @@
 // Every float32 ONNX node test runs in float16 and bfloat16 too (its twin, executor/cpu/
 // conformance_lowp.h: inputs rounded to the type, computed in float32 and rounded at each op, as
 // the ONNX reference does), within a tolerance of the type's epsilon and the accumulation length.
-// Takes about 10 s (not labelled slow). Prints per type how many ops pass, fail, are unsupported (a kernel refuses the type) or are
-// skipped because their schema at that opset has no such type. Fails on any failure not in
-// kKnownFailures, and on any op whose `xopt --list-ops` types (executor/cpu/kernel_precision.h)
-// disagree with what its kernel ran.
+// Takes about 10 s (not labelled slow). Prints per type how many ops pass, fail, are unsupported (a
+// kernel refuses the type) or are skipped because their schema at that opset has no such type.
+// Fails on any failure not in kKnownFailures, and on any op whose `xopt --list-ops` types
+// (executor/cpu/kernel_precision.h) disagree with what its kernel ran.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -80,8 +80,7 @@ TEST(LowpConformance, EveryFloatNodeTestRunsInFloat16AndBFloat16) {
       if (op.find('/') != std::string::npos) {  // a multi-node model, counted apart
         ++models;
         models_passed += t.failed == 0 && t.unsupported == 0 && t.passed > 0;
-        if (t.failed > 0 || t.unsupported > 0)
-          lines += "  " + op + ": " + t.first_problem + "\n";
+        if (t.failed > 0 || t.unsupported > 0) lines += "  " + op + ": " + t.first_problem + "\n";
         continue;
       }
       if (t.failed > 0) {

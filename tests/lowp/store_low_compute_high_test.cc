@@ -82,7 +82,8 @@ std::vector<double> long_row() {
 }
 
 // A running sum kept in T, as a half accumulator would keep it.
-double half_sum(const Low& t, const std::vector<double>& v, const std::function<double(double)>& f) {
+double half_sum(const Low& t, const std::vector<double>& v,
+                const std::function<double(double)>& f) {
   double acc = 0.0;
   for (double x : v) acc = round_to(t, acc + f(x));
   return acc;
@@ -90,8 +91,8 @@ double half_sum(const Low& t, const std::vector<double>& v, const std::function<
 
 void expect_accurate(const Low& t, const std::vector<double>& got, const std::vector<double>& want,
                      const std::vector<double>& half_acc, const std::string& what) {
-  EXPECT_TRUE(close(t, got, want)) << what << " in " << t.name << ": got " << got[0] << ", want "
-                                   << want[0];
+  EXPECT_TRUE(close(t, got, want))
+      << what << " in " << t.name << ": got " << got[0] << ", want " << want[0];
   EXPECT_FALSE(close(t, half_acc, want))
       << what << " in " << t.name << ": a half accumulator (" << half_acc[0]
       << ") would pass too; the case cannot tell them apart";
@@ -103,8 +104,8 @@ TEST(StoreLowComputeHigh, Reductions) {
   const auto sq = [](double v) { return v * v; };
   const auto ex = [](double v) { return std::exp(v); };
   for (const Low& t : kTypes) {
-    const double sum = 4160, sumsq = 4096 + 1024.0 / 256, sumexp = 4096 * std::exp(1.0) +
-                                                                   1024 * std::exp(1.0 / 16);
+    const double sum = 4160, sumsq = 4096 + 1024.0 / 256,
+                 sumexp = 4096 * std::exp(1.0) + 1024 * std::exp(1.0 / 16);
     struct Case {
       const char* op;
       double want;
@@ -158,10 +159,12 @@ TEST(StoreLowComputeHigh, MatMulGemmConvConvTranspose) {
       std::string text;
       std::vector<int64_t> a_dims, b_dims;
     } cases[] = {
-        {"MatMul", R"(g (T[1,5120] a, T[5120,1] b) => (T[1,1] y) { y = MatMul(a, b) })",
+        {"MatMul",
+         R"(g (T[1,5120] a, T[5120,1] b) => (T[1,1] y) { y = MatMul(a, b) })",
          {1, 5120},
          {5120, 1}},
-        {"Gemm", R"(g (T[1,5120] a, T[1,5120] b) => (T[1,1] y) { y = Gemm <transB = 1> (a, b) })",
+        {"Gemm",
+         R"(g (T[1,5120] a, T[1,5120] b) => (T[1,1] y) { y = Gemm <transB = 1> (a, b) })",
          {1, 5120},
          {1, 5120}},
         {"Conv",
@@ -194,8 +197,8 @@ std::vector<double> offset_row(const Low& t) {
 
 std::vector<double> half_layer_norm(const Low& t, const std::vector<double>& v) {
   const double mean = round_to(t, half_sum(t, v, [](double x) { return x; }) / 1024);
-  const double var = round_to(
-      t, half_sum(t, v, [&](double x) { return (x - mean) * (x - mean); }) / 1024);
+  const double var =
+      round_to(t, half_sum(t, v, [&](double x) { return (x - mean) * (x - mean); }) / 1024);
   std::vector<double> y(v.size());
   for (size_t i = 0; i < v.size(); ++i) y[i] = round_to(t, (v[i] - mean) / std::sqrt(var));
   return y;
@@ -265,15 +268,21 @@ TEST(StoreLowComputeHigh, AttentionAndMultiHeadAttention) {
 
 // The listing's facts for these ops: float16 and bfloat16 taken, accumulated in f32 or f64.
 TEST(StoreLowComputeHigh, ListingSaysTheyAccumulateHigh) {
-  const std::pair<const char*, const char*> ops[] = {
-      {"", "LayerNormalization"}, {"com.microsoft", "SkipLayerNormalization"},
-      {"", "Softmax"},            {"", "LogSoftmax"},
-      {"", "ReduceSum"},          {"", "ReduceMean"},
-      {"", "ReduceL2"},           {"", "ReduceLogSumExp"},
-      {"", "ReduceSumSquare"},    {"", "MatMul"},
-      {"", "Gemm"},               {"", "Conv"},
-      {"", "ConvTranspose"},      {"", "Attention"},
-      {"com.microsoft", "MultiHeadAttention"}};
+  const std::pair<const char*, const char*> ops[] = {{"", "LayerNormalization"},
+                                                     {"com.microsoft", "SkipLayerNormalization"},
+                                                     {"", "Softmax"},
+                                                     {"", "LogSoftmax"},
+                                                     {"", "ReduceSum"},
+                                                     {"", "ReduceMean"},
+                                                     {"", "ReduceL2"},
+                                                     {"", "ReduceLogSumExp"},
+                                                     {"", "ReduceSumSquare"},
+                                                     {"", "MatMul"},
+                                                     {"", "Gemm"},
+                                                     {"", "Conv"},
+                                                     {"", "ConvTranspose"},
+                                                     {"", "Attention"},
+                                                     {"com.microsoft", "MultiHeadAttention"}};
   for (const auto& [domain, op] : ops) {
     const exec::KernelPrecision p = exec::kernel_precision(domain, op, 28);
     const std::string d = exec::describe(p);

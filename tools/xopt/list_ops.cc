@@ -35,8 +35,8 @@ int list_ops(const DeviceFlags& device) {
     // Element types and accumulator from the executor's table (executor/cpu/kernel_precision.h).
     const std::string precision = exec::describe(exec::kernel_precision(
         key.first == "ai.onnx" ? "" : key.first, key.second, merged.back().second));
-    std::printf("%-*s  %-13s  opset %-8s  types %s\n", static_cast<int>(width),
-                key.second.c_str(), key.first.c_str(), text.c_str(), precision.c_str());
+    std::printf("%-*s  %-13s  opset %-8s  types %s\n", static_cast<int>(width), key.second.c_str(),
+                key.first.c_str(), text.c_str(), precision.c_str());
   }
   // What the claims cover, on stderr so that stdout stays one op per line. The conformance runner
   // reports cases outside them as unsupported, with the reason.
