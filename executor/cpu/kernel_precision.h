@@ -8,8 +8,9 @@
 // around them.
 //
 // types: for ONNX ops, the element types the op's schema allows at the newest opset the kernel
-// implements (onnx_schema_types below), less those the kernel refuses (a table in
-// kernel_precision.cc); for the contrib ops (com.microsoft, ai.onnx.preview) the table gives them.
+// implements, at any input or output (onnx_schema_types below: Attention lists bool and the
+// integers for its mask and lengths), less those the kernel refuses (a table in
+// kernel_precision.cc); for the com.microsoft ops a table gives what their kernels dispatch on.
 // accumulates: the accumulator of the reducing kernels for half inputs ("f32" or "f64"), "" for the
 // ops that sum nothing (elementwise, data movement), which still compute each element in float32
 // and round once.
