@@ -1,5 +1,7 @@
 #include "tests/cuda/cuda_test_util.h"
 
+#include "tests/cuda/lowp_test_util.h"
+
 #include "executor/cpu/session.h"
 #include "executor/cuda/session.h"
 #include "ir/shape_inference.h"
@@ -63,9 +65,22 @@ void expect_cuda_matches_cpu(ir::Model& model, const CudaCase& c) {
 }
 
 void expect_cuda_matches_cpu(std::string_view model_text, const CudaCase& c) {
-  auto m = ir::parse_model_text(model_text);
-  ASSERT_TRUE(m.is_ok()) << m.status().message();
-  expect_cuda_matches_cpu(*m, c);
+  {
+    auto m = ir::parse_model_text(model_text);
+    ASSERT_TRUE(m.is_ok()) << m.status().message();
+    SCOPED_TRACE("float32");
+    expect_cuda_matches_cpu(*m, c);
+  }
+  if (c.no_lowp != nullptr || lowp_text(model_text, ir::DType::kFloat16) == model_text) return;
+  LowpCase lc;
+  lc.ulps = c.lowp_ulps;
+  lc.fp32_ulps = c.lowp_fp32_ulps;
+  lc.seed = c.seed;
+  lc.inputs = c.inputs;
+  for (const LowpType& t : {kFloat16Type, kBFloat16Type}) {
+    SCOPED_TRACE(t.name);
+    expect_cuda_lowp_matches_cpu(model_text, t, lc);
+  }
 }
 
 }  // namespace xopt::test
