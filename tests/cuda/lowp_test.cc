@@ -1,5 +1,5 @@
-// float16 and bfloat16 on the GPU: what the float32 text cases (which every kernel test also runs in
-// both types, tests/cuda/cuda_test_util.h) cannot say. Cast among float32, float16, bfloat16 and
+// float16 and bfloat16 on the GPU: what the float32 text cases (which every kernel test also runs
+// in both types, tests/cuda/cuda_test_util.h) cannot say. Cast among float32, float16, bfloat16 and
 // the integer types; the claim table; the half-precision attention that only the fused kernel
 // runs; and a small model chain (MatMul, LayerNorm, Softmax, Gelu) as the converted models have it.
 #include <gtest/gtest.h>
@@ -21,8 +21,7 @@ using test::LowpType;
 std::string model(const std::string& inputs, const std::string& outputs, const std::string& body,
                   int opset = 17) {
   return "<ir_version: 8, opset_import: [\"\" : " + std::to_string(opset) +
-         ", \"com.microsoft\" : 1]>\ng (" + inputs + ") => (" + outputs + ") {\n  " + body +
-         "\n}";
+         ", \"com.microsoft\" : 1]>\ng (" + inputs + ") => (" + outputs + ") {\n  " + body + "\n}";
 }
 
 class CudaLowp : public ::testing::TestWithParam<LowpType> {
@@ -46,13 +45,15 @@ TEST_P(CudaLowp, CastBothWays) {
                                 "y = Cast <to = " + std::to_string(onnx_type()) + "> (x)"),
                           exact);
   expect_cuda_matches_cpu(model(t + "[3,37] x", "float[3,37] y", "y = Cast <to = 1> (x)"), exact);
-  expect_cuda_matches_cpu(model(t + "[64] x", other + "[64] y",
-                                "y = Cast <to = " + std::to_string(other_id) + "> (x)"),
-                          exact);
+  expect_cuda_matches_cpu(
+      model(t + "[64] x", other + "[64] y", "y = Cast <to = " + std::to_string(other_id) + "> (x)"),
+      exact);
   for (const char* to : {"6", "7", "9"}) {  // int32, int64, bool
-    const std::string out = std::string(to) == "6" ? "int32" : std::string(to) == "7" ? "int64" : "bool";
-    expect_cuda_matches_cpu(model(t + "[40] x", out + "[40] y", std::string("y = Cast <to = ") + to + "> (x)"),
-                            exact);
+    const std::string out = std::string(to) == "6"   ? "int32"
+                            : std::string(to) == "7" ? "int64"
+                                                     : "bool";
+    expect_cuda_matches_cpu(
+        model(t + "[40] x", out + "[40] y", std::string("y = Cast <to = ") + to + "> (x)"), exact);
     expect_cuda_matches_cpu(model(out + "[40] x", t + "[40] y",
                                   "y = Cast <to = " + std::to_string(onnx_type()) + "> (x)"),
                             exact);
@@ -76,8 +77,9 @@ TEST_P(CudaLowp, CastChainAsConverted) {
   expect_cuda_matches_cpu(
       model("float[2,8,32] x, " + t + "[32,32] w, " + t + "[32] g, " + t + "[32] b",
             "float[2,8,32] y",
-            "h = Cast <to = " + id + "> (x)\n  m = MatMul (h, w)\n  n = LayerNormalization (m, g, "
-            "b)\n  s = Softmax (n)\n  a = Gelu (s)\n  y = Cast <to = 1> (a)",
+            "h = Cast <to = " + id +
+                "> (x)\n  m = MatMul (h, w)\n  n = LayerNormalization (m, g, "
+                "b)\n  s = Softmax (n)\n  a = Gelu (s)\n  y = Cast <to = 1> (a)",
             20),
       cc);
 }

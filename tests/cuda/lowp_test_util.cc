@@ -100,8 +100,8 @@ void expect_cuda_lowp_matches_cpu(std::string_view fp32_text, const LowpType& t,
   ASSERT_TRUE(want_planned.is_ok())
       << first << ": CPU inside the plan: " << want_planned.status().message();
   auto want32 = exec::run_model(*m32, in32);
-  ASSERT_TRUE(want32.is_ok()) << first << ": CPU reference (float32): "
-                              << want32.status().message();
+  ASSERT_TRUE(want32.is_ok()) << first
+                              << ": CPU reference (float32): " << want32.status().message();
   expect_close(*want, *want32, c.fp32_ulps, t, *ml, first + ": CPU twin against float32");
 
   std::string why;

@@ -21,8 +21,8 @@ Result<Launch> unary(CompileContext& ctx, UnaryOp op, Types types, const UnaryPa
       ok = is_float_type(x->dtype);
       break;
     case Types::kNumeric:
-      ok = is_float_type(x->dtype) || x->dtype == ir::DType::kInt32 ||
-           x->dtype == ir::DType::kInt64;
+      ok =
+          is_float_type(x->dtype) || x->dtype == ir::DType::kInt32 || x->dtype == ir::DType::kInt64;
       break;
     case Types::kBool:
       ok = x->dtype == ir::DType::kBool;
@@ -172,12 +172,13 @@ XOPT_CUDA_KERNEL_TYPES("", "Neg", 6, kLastOpset, simple(UnaryOp::kNeg, Types::kN
                        kNumericTypes);
 XOPT_CUDA_KERNEL_TYPES("", "Sign", 9, kLastOpset, simple(UnaryOp::kSign, Types::kNumeric),
                        kNumericTypes);
-XOPT_CUDA_KERNEL_TYPES("", "LeakyRelu", 6, kLastOpset, with_alpha(UnaryOp::kLeakyRelu, 0.01f), kFloatTypes);
+XOPT_CUDA_KERNEL_TYPES("", "LeakyRelu", 6, kLastOpset, with_alpha(UnaryOp::kLeakyRelu, 0.01f),
+                       kFloatTypes);
 XOPT_CUDA_KERNEL_TYPES("", "Elu", 6, kLastOpset, with_alpha(UnaryOp::kElu, 1.0f), kFloatTypes);
 XOPT_CUDA_KERNEL_TYPES("", "Selu", 6, kLastOpset, selu, kFloatTypes);
 XOPT_CUDA_KERNEL_TYPES("", "Celu", 12, kLastOpset, with_alpha(UnaryOp::kCelu, 1.0f), kFloatTypes);
 XOPT_CUDA_KERNEL_TYPES("", "ThresholdedRelu", 10, kLastOpset,
-                 with_alpha(UnaryOp::kThresholdedRelu, 1.0f), kFloatTypes);
+                       with_alpha(UnaryOp::kThresholdedRelu, 1.0f), kFloatTypes);
 XOPT_CUDA_KERNEL_TYPES("", "HardSigmoid", 6, kLastOpset, hard_sigmoid, kFloatTypes);
 XOPT_CUDA_KERNEL_TYPES("", "HardSwish", 14, kLastOpset, simple(UnaryOp::kHardSwish), kFloatTypes);
 XOPT_CUDA_KERNEL_TYPES("", "Softplus", 1, kLastOpset, simple(UnaryOp::kSoftplus), kFloatTypes);

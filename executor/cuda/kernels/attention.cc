@@ -1,5 +1,6 @@
-// com.microsoft MultiHeadAttention, float32, float16 or bfloat16, in the unpacked forms the fuse-attention pass emits and
-// the CPU reference (executor/cpu/kernels/nn_contrib_attention.cc) runs:
+// com.microsoft MultiHeadAttention, float32, float16 or bfloat16, in the unpacked forms the
+// fuse-attention pass emits and the CPU reference (executor/cpu/kernels/nn_contrib_attention.cc)
+// runs:
 //   query [B, S, D]; key [B, L, D] and value [B, L, Dv], or both already split into heads
 //   ([B, N, L, H] / [B, N, L, Hv], then without bias); bias [D + D + Dv] (optional);
 //   key_padding_mask int32 [B], [2B], [B, L] or [B, S, L]; attention_bias [B or 1, N or 1, S, L];
@@ -183,14 +184,16 @@ Result<Launch> multi_head_attention(CompileContext& ctx) {
   static_assert(planner::kAttentionFusedMaxHead <= kFusedAttentionMaxHead,
                 "the planner routes head sizes to the fused kernel that it does not take");
   if (ctx.output(0)->numel() == 0) return Launch([](const LaunchEnv&) { return Status::ok(); });
-  const bool fused = planner::attention_fused_applies(h, hv, present_k != nullptr || present_v != nullptr);
+  const bool fused =
+      planner::attention_fused_applies(h, hv, present_k != nullptr || present_v != nullptr);
   if (dt != ir::DType::kFloat && !fused)
     return ctx.unsupported(
         std::string(ir::dtype_name(dt)) +
         " attention runs on the fused kernel only (head sizes up to " +
         std::to_string(planner::kAttentionFusedMaxHead) +
         ", no present outputs); this node has head sizes " + std::to_string(h) + "/" +
-        std::to_string(hv) + (present_k != nullptr || present_v != nullptr ? " and present outputs" : ""));
+        std::to_string(hv) +
+        (present_k != nullptr || present_v != nullptr ? " and present outputs" : ""));
   if (fused) {
     const size_t es = ir::dtype_size(dt);
     const char* bb = bias != nullptr ? static_cast<const char*>(bias->data) : nullptr;
@@ -205,8 +208,7 @@ Result<Launch> multi_head_attention(CompileContext& ctx) {
     fp.q = qh.base, fp.q_b = qh.b_stride, fp.q_n = qh.n_stride, fp.q_row = qh.row;
     fp.k = kh.base, fp.k_b = kh.b_stride, fp.k_n = kh.n_stride, fp.k_row = kh.row;
     fp.v = vh.base, fp.v_b = vh.b_stride, fp.v_n = vh.n_stride, fp.v_row = vh.row;
-    if (bb != nullptr)
-      fp.q_bias = bb, fp.k_bias = bb + d * es, fp.v_bias = bb + 2 * d * es;
+    if (bb != nullptr) fp.q_bias = bb, fp.k_bias = bb + d * es, fp.v_bias = bb + 2 * d * es;
     fp.y = ctx.output(0)->data;
     fp.scale = scale;
     fp.mask = sp;

@@ -59,7 +59,8 @@ inline Status same_type(const CompileContext& ctx, ir::DType t,
   for (const DeviceTensor* d : ts)
     if (d != nullptr && d->dtype != t)
       return ctx.unsupported("mixed element types (" + std::string(ir::dtype_name(t)) + " and " +
-                             std::string(ir::dtype_name(d->dtype)) + ") are not supported on the GPU");
+                             std::string(ir::dtype_name(d->dtype)) +
+                             ") are not supported on the GPU");
   return Status::ok();
 }
 

@@ -188,8 +188,8 @@ Result<Launch> compile_conv(CompileContext& ctx, const ActParams& act, const Dev
   XOPT_ASSIGN_OR_RETURN(st->y, st->d.tensor(g.y_dims, cdt));
   XOPT_CUDNN_RETURN_IF_ERROR(cudnnCreateFilterDescriptor(&st->d.filter));
   const std::vector<int> wd = to_ints(g.w_dims);
-  XOPT_CUDNN_RETURN_IF_ERROR(cudnnSetFilterNdDescriptor(
-      st->d.filter, cdt, CUDNN_TENSOR_NCHW, static_cast<int>(wd.size()), wd.data()));
+  XOPT_CUDNN_RETURN_IF_ERROR(cudnnSetFilterNdDescriptor(st->d.filter, cdt, CUDNN_TENSOR_NCHW,
+                                                        static_cast<int>(wd.size()), wd.data()));
   XOPT_CUDNN_RETURN_IF_ERROR(cudnnCreateConvolutionDescriptor(&st->d.conv));
   XOPT_CUDNN_RETURN_IF_ERROR(cudnnSetConvolutionNdDescriptor(
       st->d.conv, static_cast<int>(g.pads.size()), g.pads.data(), g.strides.data(),
@@ -299,19 +299,18 @@ Result<Launch> compile_conv(CompileContext& ctx, const ActParams& act, const Dev
       const float alpha2 = zd != nullptr ? 1.0f : 0.0f;
       // Where cuDNN refuses the fused call for this geometry (it says so before enqueuing
       // anything), the plain convolution and the epilogue kernel do the same.
-      if (cudnnConvolutionBiasActivationForward(
-              h, &one, st->x, xin, st->d.filter, wdp, st->d.conv, st->fwd_algo, ws, st->conv_ws,
-              &alpha2, st->y, zd != nullptr ? zd : yd, st->bias, bdp,
-              st->d.act, st->y, yd) == CUDNN_STATUS_SUCCESS)
+      if (cudnnConvolutionBiasActivationForward(h, &one, st->x, xin, st->d.filter, wdp, st->d.conv,
+                                                st->fwd_algo, ws, st->conv_ws, &alpha2, st->y,
+                                                zd != nullptr ? zd : yd, st->bias, bdp, st->d.act,
+                                                st->y, yd) == CUDNN_STATUS_SUCCESS)
         return Status::ok();
     }
     XOPT_CUDNN_RETURN_IF_ERROR(cudnnConvolutionForward(h, &one, st->x, xin, st->d.filter, wdp,
                                                        st->d.conv, st->fwd_algo, ws, st->conv_ws,
                                                        z_in_y ? &one : &zero, st->y, yd));
     if (epilogue || fused)
-      return check_launch(
-          launch_bias_act(et, yd, bdp, z_in_y ? nullptr : zd, n_out, m_out, inner, act,
-                          env.stream));
+      return check_launch(launch_bias_act(et, yd, bdp, z_in_y ? nullptr : zd, n_out, m_out, inner,
+                                          act, env.stream));
     return Status::ok();
   });
 }
@@ -459,8 +458,8 @@ Result<Launch> conv_transpose(CompileContext& ctx) {
   XOPT_ASSIGN_OR_RETURN(st->y, st->d.tensor(g.y_dims, cdt));  // dx
   XOPT_CUDNN_RETURN_IF_ERROR(cudnnCreateFilterDescriptor(&st->d.filter));
   const std::vector<int> wd = to_ints(g.w_dims);
-  XOPT_CUDNN_RETURN_IF_ERROR(cudnnSetFilterNdDescriptor(
-      st->d.filter, cdt, CUDNN_TENSOR_NCHW, static_cast<int>(wd.size()), wd.data()));
+  XOPT_CUDNN_RETURN_IF_ERROR(cudnnSetFilterNdDescriptor(st->d.filter, cdt, CUDNN_TENSOR_NCHW,
+                                                        static_cast<int>(wd.size()), wd.data()));
   XOPT_CUDNN_RETURN_IF_ERROR(cudnnCreateConvolutionDescriptor(&st->d.conv));
   XOPT_CUDNN_RETURN_IF_ERROR(cudnnSetConvolutionNdDescriptor(
       st->d.conv, static_cast<int>(g.pads.size()), g.pads.data(), g.strides.data(),
@@ -525,8 +524,7 @@ Result<Launch> conv_transpose(CompileContext& ctx) {
   const void* bdp = b != nullptr ? b->data : nullptr;
   void* yd = y.data;
   const int64_t n_out = y.numel(), inner = product(w.out);
-  return Launch([st, h, et, xd, wdp, bdp, yd, n_out, m_out,
-                 inner](const LaunchEnv& env) -> Status {
+  return Launch([st, h, et, xd, wdp, bdp, yd, n_out, m_out, inner](const LaunchEnv& env) -> Status {
     if (env.workspace_bytes < st->pad_bytes + st->conv_ws)
       return internal_error("ConvTranspose: workspace smaller than requested");
     XOPT_CUDNN_RETURN_IF_ERROR(cudnnSetStream(h, env.stream));

@@ -259,8 +259,8 @@ struct CudnnDescriptors {
     cudnnTensorDescriptor_t t = nullptr;
     XOPT_CUDNN_RETURN_IF_ERROR(cudnnCreateTensorDescriptor(&t));
     tensors.push_back(t);
-    XOPT_CUDNN_RETURN_IF_ERROR(cudnnSetTensorNdDescriptor(
-        t, type, static_cast<int>(d.size()), d.data(), s.data()));
+    XOPT_CUDNN_RETURN_IF_ERROR(
+        cudnnSetTensorNdDescriptor(t, type, static_cast<int>(d.size()), d.data(), s.data()));
     return t;
   }
 };

@@ -245,8 +245,9 @@ XOPT_CUDA_KERNEL_TYPES("", "Mul", 6, kLastOpset, binary_fn(BinaryOp::kMul, kFloa
 XOPT_CUDA_KERNEL_TYPES("", "Div", 6, kLastOpset, binary_fn(BinaryOp::kDiv, kFloats | kI32 | kI64),
                        kNumeric);
 XOPT_CUDA_KERNEL_TYPES("", "Mod", 10, kLastOpset, mod, kNumeric);
-XOPT_CUDA_KERNEL_TYPES("", "Pow", 6, kLastOpset, binary_fn(BinaryOp::kPow, kFloats),
-                       "float32, float16, bfloat16 (exponent float32, float16, bfloat16, int32, int64)");
+XOPT_CUDA_KERNEL_TYPES(
+    "", "Pow", 6, kLastOpset, binary_fn(BinaryOp::kPow, kFloats),
+    "float32, float16, bfloat16 (exponent float32, float16, bfloat16, int32, int64)");
 XOPT_CUDA_KERNEL_TYPES("", "PRelu", 6, kLastOpset, prelu, kFloatTypes);
 XOPT_CUDA_KERNEL_TYPES("", "Equal", 7, kLastOpset,
                        binary_fn(BinaryOp::kEqual, kFloats | kI32 | kI64 | kBool),
@@ -256,20 +257,15 @@ XOPT_CUDA_KERNEL_TYPES("", "Less", 7, kLastOpset, binary_fn(BinaryOp::kLess, kFl
 XOPT_CUDA_KERNEL_TYPES("", "Greater", 7, kLastOpset,
                        binary_fn(BinaryOp::kGreater, kFloats | kI32 | kI64), kNumeric);
 XOPT_CUDA_KERNEL_TYPES("", "LessOrEqual", 12, kLastOpset,
-                       binary_fn(BinaryOp::kLessOrEqual, kFloats | kI32 | kI64),
-                       kNumeric);
+                       binary_fn(BinaryOp::kLessOrEqual, kFloats | kI32 | kI64), kNumeric);
 XOPT_CUDA_KERNEL_TYPES("", "GreaterOrEqual", 12, kLastOpset,
-                       binary_fn(BinaryOp::kGreaterOrEqual, kFloats | kI32 | kI64),
-                       kNumeric);
+                       binary_fn(BinaryOp::kGreaterOrEqual, kFloats | kI32 | kI64), kNumeric);
 XOPT_CUDA_KERNEL_TYPES("", "And", 7, kLastOpset, binary_fn(BinaryOp::kAnd, kBool), "bool");
 XOPT_CUDA_KERNEL_TYPES("", "Or", 7, kLastOpset, binary_fn(BinaryOp::kOr, kBool), "bool");
 XOPT_CUDA_KERNEL_TYPES("", "Xor", 7, kLastOpset, binary_fn(BinaryOp::kXor, kBool), "bool");
-XOPT_CUDA_KERNEL_TYPES("", "Max", 6, kLastOpset, variadic_fn(VariadicOp::kMax),
-                       kNumeric);
-XOPT_CUDA_KERNEL_TYPES("", "Min", 6, kLastOpset, variadic_fn(VariadicOp::kMin),
-                       kNumeric);
-XOPT_CUDA_KERNEL_TYPES("", "Sum", 6, kLastOpset, variadic_fn(VariadicOp::kSum),
-                       kNumeric);
+XOPT_CUDA_KERNEL_TYPES("", "Max", 6, kLastOpset, variadic_fn(VariadicOp::kMax), kNumeric);
+XOPT_CUDA_KERNEL_TYPES("", "Min", 6, kLastOpset, variadic_fn(VariadicOp::kMin), kNumeric);
+XOPT_CUDA_KERNEL_TYPES("", "Sum", 6, kLastOpset, variadic_fn(VariadicOp::kSum), kNumeric);
 XOPT_CUDA_KERNEL_TYPES("", "Mean", 6, kLastOpset, variadic_fn(VariadicOp::kMean), kFloatTypes);
 XOPT_CUDA_KERNEL_TYPES("", "Where", 9, kLastOpset, where, "any 1/2/4/8-byte type (condition bool)");
 XOPT_CUDA_KERNEL_TYPES("", "Cast", 6, kLastOpset, cast,

@@ -599,7 +599,8 @@ cudaError_t launch_binary(BinaryOp op, ElemType a_type, ElemType b_type, const v
           return cudaErrorInvalidValue;
       }
     case BinaryOp::kPRelu:
-      if (a_type == ElemType::kFloat) return run_binary<float, float, float>(a, b, y, p, PReluF{}, s);
+      if (a_type == ElemType::kFloat)
+        return run_binary<float, float, float>(a, b, y, p, PReluF{}, s);
       if (a_type == ElemType::kHalf)
         return run_binary<__half, __half, __half>(a, b, y, p, ViaFloat<PReluF, __half>{}, s);
       if (a_type == ElemType::kBFloat16)

@@ -149,8 +149,8 @@ class LtGemm {
 
   static Status make_layout(const Layout& l, cudaDataType_t type, int64_t batch,
                             int64_t batch_stride, cublasLtMatrixLayout_t* out) {
-    XOPT_CUBLAS_RETURN_IF_ERROR(cublasLtMatrixLayoutCreate(
-        out, type, static_cast<uint64_t>(l.rows), static_cast<uint64_t>(l.cols), l.ld));
+    XOPT_CUBLAS_RETURN_IF_ERROR(cublasLtMatrixLayoutCreate(out, type, static_cast<uint64_t>(l.rows),
+                                                           static_cast<uint64_t>(l.cols), l.ld));
     if (batch > 1) {
       const int32_t count = static_cast<int32_t>(batch);
       XOPT_CUBLAS_RETURN_IF_ERROR(cublasLtMatrixLayoutSetAttribute(
@@ -162,8 +162,8 @@ class LtGemm {
   }
 
   static uint32_t alignment(const void* p, int64_t batch_stride_elems, size_t elem_size) {
-    uint64_t v = reinterpret_cast<uintptr_t>(p) |
-                 (static_cast<uint64_t>(batch_stride_elems) * elem_size);
+    uint64_t v =
+        reinterpret_cast<uintptr_t>(p) | (static_cast<uint64_t>(batch_stride_elems) * elem_size);
     uint32_t al = 256;
     if (v != 0) al = static_cast<uint32_t>(std::min<uint64_t>(256, v & (~v + 1)));
     return std::max<uint32_t>(al, static_cast<uint32_t>(elem_size));

@@ -186,8 +186,8 @@ struct RowPtrs {
 
 // The row's values v = x (+ skip) (+ bias) at vector j.
 template <int V, typename T>
-__device__ __forceinline__ void row_values(const RowPtrs<T>& a, const T* xr, const T* sr,
-                                           int64_t j, float* v) {
+__device__ __forceinline__ void row_values(const RowPtrs<T>& a, const T* xr, const T* sr, int64_t j,
+                                           float* v) {
   load_v<V>(xr + j * V, v);
   if (sr != nullptr) {
     float s[V];

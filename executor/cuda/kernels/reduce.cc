@@ -1,6 +1,7 @@
-// Reduce* and ArgMax / ArgMin on the GPU, float32, float16 or bfloat16. Axes come from the attribute before ReduceSum-13
-// / the others' 18 and from a constant input after; with no axes every axis is reduced unless
-// noop_with_empty_axes. Semantics follow executor/cpu/kernels/reduce.cc.
+// Reduce* and ArgMax / ArgMin on the GPU, float32, float16 or bfloat16. Axes come from the
+// attribute before ReduceSum-13 / the others' 18 and from a constant input after; with no axes
+// every axis is reduced unless noop_with_empty_axes. Semantics follow
+// executor/cpu/kernels/reduce.cc.
 #include "executor/cuda/kernels/reduce.cuh"
 #include "executor/cuda/kernels/compile_util.h"
 
@@ -108,15 +109,20 @@ Result<Launch> arg_min(CompileContext& ctx) {
 }  // namespace
 
 XOPT_CUDA_KERNEL_TYPES("", "ReduceSum", 1, kLastOpset, reduce_fn(ReduceOp::kSum, 13), kFloatTypes);
-XOPT_CUDA_KERNEL_TYPES("", "ReduceMean", 1, kLastOpset, reduce_fn(ReduceOp::kMean, 18), kFloatTypes);
+XOPT_CUDA_KERNEL_TYPES("", "ReduceMean", 1, kLastOpset, reduce_fn(ReduceOp::kMean, 18),
+                       kFloatTypes);
 XOPT_CUDA_KERNEL_TYPES("", "ReduceMax", 1, kLastOpset, reduce_fn(ReduceOp::kMax, 18), kFloatTypes);
 XOPT_CUDA_KERNEL_TYPES("", "ReduceMin", 1, kLastOpset, reduce_fn(ReduceOp::kMin, 18), kFloatTypes);
-XOPT_CUDA_KERNEL_TYPES("", "ReduceProd", 1, kLastOpset, reduce_fn(ReduceOp::kProd, 18), kFloatTypes);
+XOPT_CUDA_KERNEL_TYPES("", "ReduceProd", 1, kLastOpset, reduce_fn(ReduceOp::kProd, 18),
+                       kFloatTypes);
 XOPT_CUDA_KERNEL_TYPES("", "ReduceL1", 1, kLastOpset, reduce_fn(ReduceOp::kL1, 18), kFloatTypes);
 XOPT_CUDA_KERNEL_TYPES("", "ReduceL2", 1, kLastOpset, reduce_fn(ReduceOp::kL2, 18), kFloatTypes);
-XOPT_CUDA_KERNEL_TYPES("", "ReduceSumSquare", 1, kLastOpset, reduce_fn(ReduceOp::kSumSquare, 18), kFloatTypes);
-XOPT_CUDA_KERNEL_TYPES("", "ReduceLogSum", 1, kLastOpset, reduce_fn(ReduceOp::kLogSum, 18), kFloatTypes);
-XOPT_CUDA_KERNEL_TYPES("", "ReduceLogSumExp", 1, kLastOpset, reduce_fn(ReduceOp::kLogSumExp, 18), kFloatTypes);
+XOPT_CUDA_KERNEL_TYPES("", "ReduceSumSquare", 1, kLastOpset, reduce_fn(ReduceOp::kSumSquare, 18),
+                       kFloatTypes);
+XOPT_CUDA_KERNEL_TYPES("", "ReduceLogSum", 1, kLastOpset, reduce_fn(ReduceOp::kLogSum, 18),
+                       kFloatTypes);
+XOPT_CUDA_KERNEL_TYPES("", "ReduceLogSumExp", 1, kLastOpset, reduce_fn(ReduceOp::kLogSumExp, 18),
+                       kFloatTypes);
 XOPT_CUDA_KERNEL_TYPES("", "ArgMax", 1, kLastOpset, arg_max, "float32, float16, bfloat16 -> int64");
 XOPT_CUDA_KERNEL_TYPES("", "ArgMin", 1, kLastOpset, arg_min, "float32, float16, bfloat16 -> int64");
 

@@ -118,11 +118,13 @@ __global__ void reduce_rows_block_kernel(const T* x, T* y, int64_t rows, int64_t
     double shift = 0.0;
     if constexpr (kOp == ReduceOp::kLogSumExp) {
       float m = MaxOp::init();
-      for (int64_t j = threadIdx.x; j < count; j += blockDim.x) m = MaxOp::combine(m, dev::load(xr[j]));
+      for (int64_t j = threadIdx.x; j < count; j += blockDim.x)
+        m = MaxOp::combine(m, dev::load(xr[j]));
       shift = lse_shift(block_combine<MaxOp>(m, mscratch));
     }
     typename Op::Acc a = Op::init();
-    for (int64_t j = threadIdx.x; j < count; j += blockDim.x) a = Op::step(a, dev::load(xr[j]), shift);
+    for (int64_t j = threadIdx.x; j < count; j += blockDim.x)
+      a = Op::step(a, dev::load(xr[j]), shift);
     a = block_combine<Op>(a, scratch);
     if (threadIdx.x == 0) y[r] = dev::store<T>(Op::finish(a, count, shift));
   }
@@ -361,8 +363,8 @@ cudaError_t launch_reduce(ReduceOp op, ElemType t, const void* x, void* y, const
 }
 
 template <typename T>
-cudaError_t arg_typed(const T* x, int64_t* y, int64_t outer, int64_t n, int64_t inner,
-                      bool is_max, bool select_last, cudaStream_t s) {
+cudaError_t arg_typed(const T* x, int64_t* y, int64_t outer, int64_t n, int64_t inner, bool is_max,
+                      bool select_last, cudaStream_t s) {
   const int64_t total = outer * inner;
   if (total == 0) return cudaSuccess;
   if (inner == 1 && n >= 256) {

@@ -1,6 +1,6 @@
 // Reductions over any set of axes (ReduceSum, Mean, Max, Min, Prod, L1, L2, SumSquare, LogSum,
-// LogSumExp) and ArgMax / ArgMin along one axis, float32, float16 or bfloat16. Sums accumulate in double like the CPU
-// reference (executor/cpu/kernels/reduce.cc); Max/Min propagate NaN.
+// LogSumExp) and ArgMax / ArgMin along one axis, float32, float16 or bfloat16. Sums accumulate in
+// double like the CPU reference (executor/cpu/kernels/reduce.cc); Max/Min propagate NaN.
 #pragma once
 
 #include <cuda_runtime.h>

@@ -1,5 +1,5 @@
-// Resize (opsets 10+) and Upsample (7-10) on the GPU, float32, float16 or bfloat16, nearest, linear and cubic. Scales,
-// sizes and roi must be constants. Antialias is refused. Semantics follow
+// Resize (opsets 10+) and Upsample (7-10) on the GPU, float32, float16 or bfloat16, nearest, linear
+// and cubic. Scales, sizes and roi must be constants. Antialias is refused. Semantics follow
 // executor/cpu/kernels/nn_resize.cc (which the per-axis plan here mirrors line by line).
 #include <algorithm>
 #include <cmath>
@@ -172,9 +172,8 @@ Result<Launch> resize_impl(CompileContext& ctx, ResizePlan p, const std::vector<
   if (p.numel == 0) return no_op_launch();
   const void* px = x->data;
   void* py = y->data;
-  return Launch([=](const LaunchEnv& env) {
-    return check_launch(launch_resize(et, px, py, p, env.stream));
-  });
+  return Launch(
+      [=](const LaunchEnv& env) { return check_launch(launch_resize(et, px, py, p, env.stream)); });
 }
 
 Result<Launch> resize(CompileContext& ctx) {
