@@ -108,14 +108,21 @@ TEST(CudaMultiHeadAttention, KeyValueSplitIntoHeads) {
                                 "y = com.microsoft.MultiHeadAttention <num_heads = 2> (q, k, v)"));
 }
 
+// The unfused path runs float32 only (half types are refused there: CudaLowp.UnfusedAttention).
+constexpr const char* kUnfusedFp32 = "the unfused attention path runs float32 only";
+
 TEST(CudaMultiHeadAttention, PresentOutputs) {
+  test::CudaCase c;
+  c.no_lowp = kUnfusedFp32;
   expect_cuda_matches_cpu(
       model(std::string(kQkv) + ", float[48] bias",
             "float[2,6,16] y, float[2,2,6,8] pk, float[2,2,6,8] pv",
-            "y, pk, pv = com.microsoft.MultiHeadAttention <num_heads = 2> (q, k, v, bias)"));
+            "y, pk, pv = com.microsoft.MultiHeadAttention <num_heads = 2> (q, k, v, bias)"),
+      c);
   expect_cuda_matches_cpu(
       model(kQkv, "float[2,6,16] y, float[2,2,6,8] pk",
-            "y, pk = com.microsoft.MultiHeadAttention <num_heads = 2> (q, k, v)"));
+            "y, pk = com.microsoft.MultiHeadAttention <num_heads = 2> (q, k, v)"),
+      c);
 }
 
 TEST(CudaMultiHeadAttention, QueryWithEveryKeyMaskedGivesZeros) {
@@ -138,6 +145,7 @@ TEST(CudaMultiHeadAttention, BatchRunsInChunks) {
   // Masks, a per-item attention_bias and present outputs must follow each chunk's items.
   const std::string qkv = "float[6,640,16] q, float[6,640,16] k, float[6,640,16] v, float[48] bias";
   test::CudaCase c;
+  c.no_lowp = kUnfusedFp32;
   c.inputs["m"] = ir::Tensor::of<int32_t>({12}, {640, 300, 17, 640, 1, 256, 0, 5, 0, 9, 0, 100});
   expect_cuda_matches_cpu(
       model(qkv + ", int32[12] m, float[6,1,640,640] ab",
@@ -345,6 +353,7 @@ TEST(CudaMultiHeadAttentionFused, KeyValueSplitIntoHeads) {
 TEST(CudaMultiHeadAttentionFused, FallsBackBeyondHead128) {
   // Heads of 144: the unfused path (cuBLASLt products and the softmax kernel, with workspace).
   test::CudaCase c;
+  c.no_lowp = kUnfusedFp32;
   c.inputs["m"] = ir::Tensor::of<int32_t>({2}, {20, 33});
   expect_cuda_matches_cpu(
       model("float[2,30,288] q, float[2,33,288] k, float[2,33,288] v, float[864] bias, int32[2] m",

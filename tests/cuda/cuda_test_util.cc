@@ -32,7 +32,7 @@ void expect_cuda_matches_cpu(ir::Model& model, const CudaCase& c) {
     ASSERT_TRUE(p.is_ok()) << first << ": " << p.status().message();
     plan = std::move(p).value();
   }
-  std::map<std::string, ir::Tensor> inputs = random_inputs(model, c.seed);
+  std::map<std::string, ir::Tensor> inputs = random_inputs_any_float(*model.graph, c.seed);
   for (const auto& [name, t] : c.inputs) inputs[name] = t;
 
   // The twin: the CPU reference states the expected answer, and the plan must hold on the CPU too.

@@ -6,7 +6,12 @@
 
 #include <string>
 
+#include "executor/cpu/session.h"
 #include "executor/cuda/kernel.h"
+#include "executor/cuda/session.h"
+#include "ir/shape_inference.h"
+#include "ir/text.h"
+#include "planner/planner.h"
 #include "tests/cuda/cuda_test_util.h"
 #include "tests/cuda/lowp_test_util.h"
 
@@ -111,6 +116,31 @@ TEST_P(CudaLowp, FusedAttentionForms) {
     expect_cuda_lowp_matches_cpu(
         model(qkv + ", float[96] bias, float[2,1,7,9] ab", "float[2,7,32] y", node), GetParam(), c);
   }
+}
+
+// What only the unfused path runs (present outputs, heads above 128) is refused in the half types
+// with an error naming the node and the reason; the CPU twin runs it (the expectation stands).
+TEST_P(CudaLowp, UnfusedAttentionIsRefused) {
+  const std::string text = test::lowp_text(
+      model("float[2,6,16] q, float[2,6,16] k, float[2,6,16] v",
+            "float[2,6,16] y, float[2,2,6,8] pk",
+            "y, pk = com.microsoft.MultiHeadAttention <num_heads = 2> (q, k, v)"),
+      GetParam().dtype);
+  auto m = ir::parse_model_text(text);
+  ASSERT_TRUE(m.is_ok()) << m.status().message();
+  ASSERT_TRUE(ir::infer_shapes(*m->graph).is_ok());
+  auto plan = planner::plan(*m->graph);
+  ASSERT_TRUE(plan.is_ok()) << plan.status().message();
+  auto cpu = exec::run_model(*m, test::random_inputs_any_float(*m->graph));
+  ASSERT_TRUE(cpu.is_ok()) << cpu.status().message();
+  std::string why;
+  if (!cuda::device_available(&why)) GTEST_SKIP() << "GPU half skipped: " << why;
+  auto s = cuda::Session::create(*m, *plan, cuda::SessionOptions{});
+  ASSERT_FALSE(s.is_ok());
+  EXPECT_NE(s.status().message().find("fused kernel only"), std::string::npos)
+      << s.status().message();
+  EXPECT_NE(s.status().message().find("MultiHeadAttention"), std::string::npos)
+      << s.status().message();
 }
 
 INSTANTIATE_TEST_SUITE_P(Lowp, CudaLowp, test::kLowpTypes, test::lowp_type_name);

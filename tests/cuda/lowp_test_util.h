@@ -18,6 +18,7 @@
 #include <string_view>
 
 #include "ir/dtype.h"
+#include "ir/graph.h"
 #include "ir/tensor.h"
 
 namespace xopt::test {
@@ -43,6 +44,10 @@ struct LowpCase {
 // `fp32_text` with every float32 tensor type ("float[2,3] x", "float x", initializers) written as
 // `t` ("float16[2,3] x"); attributes and the rest unchanged.
 std::string lowp_text(std::string_view fp32_text, ir::DType t);
+
+// tests/util/equivalence.h's random_inputs (the same values, seed for seed) that also fills
+// float16 and bfloat16 inputs: floats uniform in [-2, 2) rounded to the type.
+std::map<std::string, ir::Tensor> random_inputs_any_float(const ir::Graph& g, uint32_t seed = 7);
 
 // A float tensor of any float type as float32 (other types unchanged).
 ir::Tensor as_float32(const ir::Tensor& t);

@@ -18,9 +18,8 @@
 
 namespace xopt::test {
 
-// Seeded inputs for every runtime input: floats uniform in [-2, 2) (float16 and bfloat16 rounded
-// from them), integers in [0, 4) (valid ids for the small gathers tests build), bools either way;
-// unknown or symbolic dims become 2.
+// Seeded inputs for every runtime input: floats uniform in [-2, 2), integers in [0, 4) (valid
+// ids for the small gathers tests build), bools either way; unknown or symbolic dims become 2.
 inline std::map<std::string, ir::Tensor> random_inputs(const ir::Graph& g, uint32_t seed = 7) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> u(-2.0f, 2.0f);
@@ -36,12 +35,6 @@ inline std::map<std::string, ir::Tensor> random_inputs(const ir::Graph& g, uint3
           break;
         case ir::DType::kDouble:
           t.mutable_data<double>()[i] = u(rng);
-          break;
-        case ir::DType::kFloat16:
-          t.mutable_data<ir::Float16>()[i].bits = ir::float_to_half(u(rng));
-          break;
-        case ir::DType::kBFloat16:
-          t.mutable_data<ir::BFloat16>()[i].bits = ir::float_to_bfloat16(u(rng));
           break;
         case ir::DType::kInt64:
           t.mutable_data<int64_t>()[i] = static_cast<int64_t>(rng() % 4);
