@@ -89,6 +89,19 @@ TEST_P(CudaLowp, CastChainAsConverted) {
       cc);
 }
 
+// The rewrite every text case runs through: tensor types only (graph signature, initializers,
+// scalars), never attributes, other words or types already low.
+TEST(CudaLowpText, RewritesTensorTypesOnly) {
+  EXPECT_EQ(test::lowp_text("g (float[2,3] x, float s) => (float[2,3] y) <float[2] w = {1, 2}>",
+                            ir::DType::kFloat16),
+            "g (float16[2,3] x, float16 s) => (float16[2,3] y) <float16[2] w = {1, 2}>");
+  EXPECT_EQ(test::lowp_text("y = Cast <to = 1, value_float = 0.5> (x), float16[2] a, floats",
+                            ir::DType::kBFloat16),
+            "y = Cast <to = 1, value_float = 0.5> (x), float16[2] a, floats");
+  EXPECT_EQ(test::lowp_text("(int64[4] i,float[4] f)", ir::DType::kBFloat16),
+            "(int64[4] i,bfloat16[4] f)");
+}
+
 // Every op the GPU claims for float32 claims float16 and bfloat16 too (the table `xopt --list-ops
 // --device cuda` prints); this runs on the CPU: it reads the registry.
 TEST(CudaLowpClaims, EveryFloatKernelClaimsTheHalfTypes) {
