@@ -1,5 +1,6 @@
 // MaxPool, AveragePool, GlobalMaxPool and GlobalAveragePool, 1-D to 3-D, float32, float16 or
-// bfloat16 (cuDNN's pooling with float alpha/beta; the direct kernel sums in float).
+// bfloat16 (cuDNN's pooling with float alpha/beta for float32 and float16; bfloat16 always on the
+// direct kernel, which sums in float).
 //
 // cuDNN pooling (cudnnPoolingForward) takes one symmetric pad per dim and no dilation, and its
 // include-padding average divides by the whole window. That is exactly the CPU reference's
@@ -55,7 +56,9 @@ Result<Launch> compile_pool(CompileContext& ctx, const Window& w, bool is_max,
   const void* xd = x.data;
   void* yd = y.data;
 
-  if (cudnn_expressible(w)) {
+  // bfloat16 pools on the direct kernel: cuDNN's legacy pooling documents float, double, half and
+  // the int8 types only.
+  if (dt != ir::DType::kBFloat16 && cudnn_expressible(w)) {
     auto st = std::make_shared<PoolState>();
     std::vector<int64_t> xdims = x.dims, ydims = y_dims;
     std::vector<int> win = to_ints(w.kernel), pad, stride = to_ints(w.strides);
