@@ -64,23 +64,31 @@ void expect_cuda_matches_cpu(ir::Model& model, const CudaCase& c) {
   }
 }
 
-void expect_cuda_matches_cpu(std::string_view model_text, const CudaCase& c) {
-  {
-    auto m = ir::parse_model_text(model_text);
-    ASSERT_TRUE(m.is_ok()) << m.status().message();
-    SCOPED_TRACE("float32");
-    expect_cuda_matches_cpu(*m, c);
-  }
-  if (c.no_lowp != nullptr || lowp_text(model_text, ir::DType::kFloat16) == model_text) return;
-  LowpCase lc;
-  lc.ulps = c.lowp_ulps;
-  lc.fp32_ulps = c.lowp_fp32_ulps;
-  lc.seed = c.seed;
-  lc.inputs = c.inputs;
+void expect_cuda_matches_cpu_fp32_only(std::string_view model_text, const CudaCase& c,
+                                       const char* why_fp32_only) {
+  ASSERT_NE(why_fp32_only, nullptr);
+  auto m = ir::parse_model_text(model_text);
+  ASSERT_TRUE(m.is_ok()) << m.status().message();
+  SCOPED_TRACE("float32");
+  expect_cuda_matches_cpu(*m, c);
+}
+
+void expect_cuda_matches_cpu_all_types(std::string_view model_text, const CudaCase& c,
+                                       const LowpCase& lc) {
+  expect_cuda_matches_cpu_fp32_only(model_text, c, "");
+  if (lowp_text(model_text, ir::DType::kFloat16) == model_text) return;  // no float tensors
   for (const LowpType& t : {kFloat16Type, kBFloat16Type}) {
     SCOPED_TRACE(t.name);
     expect_cuda_lowp_matches_cpu(model_text, t, lc);
   }
+}
+
+// Every text case runs in float32, float16 and bfloat16 (tests/cuda/lowp_test_util.h).
+void expect_cuda_matches_cpu(std::string_view model_text, const CudaCase& c) {
+  LowpCase lc;
+  lc.seed = c.seed;
+  lc.inputs = c.inputs;
+  expect_cuda_matches_cpu_all_types(model_text, c, lc);
 }
 
 }  // namespace xopt::test

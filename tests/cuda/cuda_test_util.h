@@ -26,18 +26,11 @@ struct CudaCase {
   bool use_graph = true;
   // Inputs given explicitly (others are random: floats in [-2, 2), integers in [0, 4)).
   std::map<std::string, ir::Tensor> inputs;
-  // A case given as text also runs in float16 and bfloat16 (tests/cuda/lowp_test_util.h: every
-  // float32 tensor type rewritten, against the CPU twin in that type and against float32, within
-  // lowp_ulps of the type's epsilon), unless a reason not to is given here.
-  const char* no_lowp = nullptr;
-  double lowp_ulps = 4;
-  double lowp_fp32_ulps = 8;
 };
 
 // Parses `model_text` (ONNX text syntax), infers shapes, plans memory, runs it on the CPU executor
 // (expectation) and, when a GPU is present, on the CUDA executor inside the plan; compares every
-// output. Records failures with the model's first node in the message. A model with float32 tensors
-// then runs again in float16 and in bfloat16 (see CudaCase::no_lowp).
+// output. Records failures with the model's first node in the message.
 void expect_cuda_matches_cpu(std::string_view model_text, const CudaCase& c = {});
 // Same for a loaded model (e.g. a shared model after fold,fuse,plan; the plan stored in it is used
 // when present).

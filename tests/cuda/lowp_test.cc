@@ -20,7 +20,11 @@ namespace {
 
 using test::CudaCase;
 using test::expect_cuda_lowp_matches_cpu;
-using test::expect_cuda_matches_cpu;
+
+// A case whose types are written out: run as it is (no rewrite into the half types).
+void typed(const std::string& text, const CudaCase& c) {
+  test::expect_cuda_matches_cpu_fp32_only(text, c, "the element types are written out");
+}
 using test::LowpType;
 
 std::string model(const std::string& inputs, const std::string& outputs, const std::string& body,
@@ -41,31 +45,29 @@ TEST_P(CudaLowp, CastBothWays) {
   CudaCase exact;
   exact.rtol = 0;
   exact.atol = 0;
-  exact.no_lowp = "the types are written out";
   const std::string t = type();
   const std::string other = GetParam().dtype == ir::DType::kFloat16 ? "bfloat16" : "float16";
   const int other_id = GetParam().dtype == ir::DType::kFloat16 ? 16 : 10;
   // float32 -> t -> float32 and t -> float32 (odd count: the scalar tail).
-  expect_cuda_matches_cpu(model("float[3,37] x", t + "[3,37] y",
-                                "y = Cast <to = " + std::to_string(onnx_type()) + "> (x)"),
-                          exact);
-  expect_cuda_matches_cpu(model(t + "[3,37] x", "float[3,37] y", "y = Cast <to = 1> (x)"), exact);
-  expect_cuda_matches_cpu(
+  typed(model("float[3,37] x", t + "[3,37] y",
+              "y = Cast <to = " + std::to_string(onnx_type()) + "> (x)"),
+        exact);
+  typed(model(t + "[3,37] x", "float[3,37] y", "y = Cast <to = 1> (x)"), exact);
+  typed(
       model(t + "[64] x", other + "[64] y", "y = Cast <to = " + std::to_string(other_id) + "> (x)"),
       exact);
   for (const char* to : {"6", "7", "9"}) {  // int32, int64, bool
     const std::string out = std::string(to) == "6"   ? "int32"
                             : std::string(to) == "7" ? "int64"
                                                      : "bool";
-    expect_cuda_matches_cpu(
-        model(t + "[40] x", out + "[40] y", std::string("y = Cast <to = ") + to + "> (x)"), exact);
-    expect_cuda_matches_cpu(model(out + "[40] x", t + "[40] y",
-                                  "y = Cast <to = " + std::to_string(onnx_type()) + "> (x)"),
-                            exact);
+    typed(model(t + "[40] x", out + "[40] y", std::string("y = Cast <to = ") + to + "> (x)"),
+          exact);
+    typed(model(out + "[40] x", t + "[40] y",
+                "y = Cast <to = " + std::to_string(onnx_type()) + "> (x)"),
+          exact);
   }
   // CastLike takes the type from its second input.
-  expect_cuda_matches_cpu(
-      model("float[16] x, " + t + "[1] like", t + "[16] y", "y = CastLike (x, like)"), exact);
+  typed(model("float[16] x, " + t + "[1] like", t + "[16] y", "y = CastLike (x, like)"), exact);
 }
 
 // The boundary Casts of a converted model around a chain that runs in the type.
@@ -76,17 +78,15 @@ TEST_P(CudaLowp, CastChainAsConverted) {
   c.ulps = 8;
   c.fp32_ulps = 16;
   CudaCase cc;
-  cc.no_lowp = "the types are written out";
   cc.rtol = 16 * GetParam().eps;
   cc.atol = 1e-3 * GetParam().eps;
-  expect_cuda_matches_cpu(
-      model("float[2,8,32] x, " + t + "[32,32] w, " + t + "[32] g, " + t + "[32] b",
-            "float[2,8,32] y",
-            "h = Cast <to = " + id +
-                "> (x)\n  m = MatMul (h, w)\n  n = LayerNormalization (m, g, "
-                "b)\n  s = Softmax (n)\n  a = Gelu (s)\n  y = Cast <to = 1> (a)",
-            20),
-      cc);
+  typed(model("float[2,8,32] x, " + t + "[32,32] w, " + t + "[32] g, " + t + "[32] b",
+              "float[2,8,32] y",
+              "h = Cast <to = " + id +
+                  "> (x)\n  m = MatMul (h, w)\n  n = LayerNormalization (m, g, "
+                  "b)\n  s = Softmax (n)\n  a = Gelu (s)\n  y = Cast <to = 1> (a)",
+              20),
+        cc);
 }
 
 // The rewrite every text case runs through: tensor types only (graph signature, initializers,
@@ -134,11 +134,11 @@ TEST_P(CudaLowp, FusedAttentionForms) {
 // What only the unfused path runs (present outputs, heads above 128) is refused in the half types
 // with an error naming the node and the reason; the CPU twin runs it (the expectation stands).
 TEST_P(CudaLowp, UnfusedAttentionIsRefused) {
-  const std::string text = test::lowp_text(
-      model("float[2,6,16] q, float[2,6,16] k, float[2,6,16] v",
-            "float[2,6,16] y, float[2,2,6,8] pk",
-            "y, pk = com.microsoft.MultiHeadAttention <num_heads = 2> (q, k, v)"),
-      GetParam().dtype);
+  const std::string text =
+      test::lowp_text(model("float[2,6,16] q, float[2,6,16] k, float[2,6,16] v",
+                            "float[2,6,16] y, float[2,2,6,8] pk",
+                            "y, pk = com.microsoft.MultiHeadAttention <num_heads = 2> (q, k, v)"),
+                      GetParam().dtype);
   auto m = ir::parse_model_text(text);
   ASSERT_TRUE(m.is_ok()) << m.status().message();
   ASSERT_TRUE(ir::infer_shapes(*m->graph).is_ok());

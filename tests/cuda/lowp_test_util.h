@@ -20,6 +20,7 @@
 #include "ir/dtype.h"
 #include "ir/graph.h"
 #include "ir/tensor.h"
+#include "tests/cuda/cuda_test_util.h"
 
 namespace xopt::test {
 
@@ -58,6 +59,14 @@ ir::Tensor round_to(const ir::Tensor& t, ir::DType dtype);
 // Runs the case in type `t` as described above; records failures naming the model's first node.
 void expect_cuda_lowp_matches_cpu(std::string_view fp32_text, const LowpType& t,
                                   const LowpCase& c = {});
+
+// tests/cuda/cuda_test_util.h's expect_cuda_matches_cpu for a text case runs it in float32 and then
+// in both low-precision types as above (with LowpCase's default tolerances). These two say what
+// else a case wants: float32 alone (with the reason), or the half types with other tolerances.
+void expect_cuda_matches_cpu_fp32_only(std::string_view model_text, const CudaCase& c,
+                                       const char* why_fp32_only);
+void expect_cuda_matches_cpu_all_types(std::string_view model_text, const CudaCase& c,
+                                       const LowpCase& lc);
 
 // For TEST_P suites over the two types: INSTANTIATE_TEST_SUITE_P(Lowp, Suite, kLowpTypes,
 // lowp_type_name).
