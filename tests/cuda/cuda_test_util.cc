@@ -80,10 +80,10 @@ void expect_cuda_matches_cpu_all_types(std::string_view model_text, const CudaCa
   expect_cuda_matches_cpu_fp32_only(model_text, c, "");
   const std::string text16 = lowp_text(model_text, ir::DType::kFloat16);
   if (text16 == model_text) return;  // no float tensors
-  // A case the rewrite cannot express runs in float32 only, and says so: float literals of
-  // initializers (the ONNX text parser reads none in the half types), or a tensor the op computes
+  // A case the rewrite cannot express runs in float32 only, and says so: a tensor the op computes
   // as float32 whatever its input (Cast to float, LayerNormalization's statistics).
-  auto m16 = ir::parse_model_text(text16);
+  auto m16 = ir::parse_model_text(lowp_text_keeping_literals(model_text, ir::DType::kFloat16));
+  if (m16.is_ok()) convert_float_initializers(*m16->graph, ir::DType::kFloat16);
   Status why = m16.is_ok() ? ir::infer_shapes(*m16->graph) : m16.status();
   if (!why.is_ok()) {
     std::printf("[ lowp     ] float32 only, not expressible in the half types: %s\n",

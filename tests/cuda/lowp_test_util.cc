@@ -22,6 +22,25 @@ std::string lowp_text(std::string_view fp32_text, ir::DType t) {
   return std::regex_replace(std::string(fp32_text), kFloatType, "$1" + name);
 }
 
+std::string lowp_text_keeping_literals(std::string_view fp32_text, ir::DType t) {
+  // Initializers with float literals ("float[2] w = {...}", "float lo = {...}") stay float32: the
+  // ONNX text parser reads no half-type literals. convert_float_initializers rounds them after.
+  static const std::regex kLiteral(R"((^|[^\w.])float((\[[^\]]*\])? [A-Za-z_]\w* = \{))");
+  const std::string marked = std::regex_replace(std::string(fp32_text), kLiteral, "$1\x01$2");
+  std::string out = lowp_text(marked, t);
+  for (size_t at = out.find('\x01'); at != std::string::npos; at = out.find('\x01', at))
+    out.replace(at, 1, "float");
+  return out;
+}
+
+void convert_float_initializers(ir::Graph& g, ir::DType t) {
+  for (ir::Value* v : g.initializers()) {
+    if (v->dtype() != ir::DType::kFloat || v->initializer() == nullptr) continue;
+    *v->mutable_initializer() = round_to(*v->initializer(), t);
+    v->set_dtype(t);
+  }
+}
+
 ir::Tensor as_float32(const ir::Tensor& t) {
   if (t.dtype() != ir::DType::kFloat16 && t.dtype() != ir::DType::kBFloat16) return t;
   ir::Tensor out(ir::DType::kFloat, t.dims());
@@ -105,11 +124,16 @@ void expect_cuda_lowp_matches_cpu(std::string_view fp32_text, const LowpType& t,
                                   const LowpCase& c) {
   auto m32 = ir::parse_model_text(fp32_text);
   ASSERT_TRUE(m32.is_ok()) << m32.status().message();
-  const std::string text = lowp_text(fp32_text, t.dtype);
+  const std::string text = lowp_text_keeping_literals(fp32_text, t.dtype);
   auto ml = ir::parse_model_text(text);
   ASSERT_TRUE(ml.is_ok()) << ml.status().message() << "\n" << text;
+  convert_float_initializers(*ml->graph, t.dtype);
   const std::string first =
       ml->graph->num_nodes() > 0 ? (*ml->graph->nodes().begin())->describe() : "(no nodes)";
+  // The float32 reference sees the same values: its float initializers rounded to the type too.
+  for (ir::Value* v : m32->graph->initializers())
+    if (v->dtype() == ir::DType::kFloat && v->initializer() != nullptr)
+      *v->mutable_initializer() = as_float32(round_to(*v->initializer(), t.dtype));
   Status st = ir::infer_shapes(*m32->graph);
   ASSERT_TRUE(st.is_ok()) << first << " (float32): " << st.message();
   st = ir::infer_shapes(*ml->graph);

@@ -50,6 +50,12 @@ std::string lowp_text(std::string_view fp32_text, ir::DType t);
 // float16 and bfloat16 inputs: floats uniform in [-2, 2) rounded to the type.
 std::map<std::string, ir::Tensor> random_inputs_any_float(const ir::Graph& g, uint32_t seed = 7);
 
+// lowp_text, except that initializers given with float literals ("float[2] w = {1, 2}") stay
+// float32 in the text (the ONNX text parser reads no half-type literals); after parsing,
+// convert_float_initializers rounds every float32 initializer of the graph to `t`.
+std::string lowp_text_keeping_literals(std::string_view fp32_text, ir::DType t);
+void convert_float_initializers(ir::Graph& g, ir::DType t);
+
 // A float tensor of any float type as float32 (other types unchanged).
 ir::Tensor as_float32(const ir::Tensor& t);
 
