@@ -19,6 +19,11 @@
 #   tune         the carried shared models planned with --tune (algorithm choices stored in the
 #                model), plan-info listing them, then `xopt bench` reusing them vs searching again
 #   sanitize     the GPU tests under compute-sanitizer (SANITIZE_TOOLS, SANITIZE_FILTER)
+#   lowp         the carried shared models and resnet50, bert_base (export first) converted with
+#                --passes=fold,fuse,precision,plan --precision fp16 and bf16 at batch 1 (LOWP_MODES,
+#                LOWP_MODELS select), each validated on the GPU against the CPU executor running the
+#                converted model (same precision) and against the original fp32 model; the table
+#                (lowp.md) has every output's max|a-b| / max|ref| and pass at the type's tolerance
 #   python       the Python package (BUNDLE_PYTHON=1 make_bundle.sh) on PyTorch CUDA tensors:
 #                bench/gpu/python_dlpack.py (no host round trip, CUPTI-counted copies, timing) and
 #                the pytest suite's GPU cases
@@ -188,6 +193,46 @@ print(int((p['breakdown']['parameters'] + p['arena_bytes']) * 0.5))" "$W/$m.b$b.
         grep -E "^----|^exit|ERROR SUMMARY|LEAK SUMMARY|RACECHECK SUMMARY|PASSED|FAILED" "$OUT/sanitize.txt" \
           | tee -a "$OUT/log.txt"
       fi ;;
+    lowp)
+      # Each model in fp16 and bf16: convert (the precision pass), then two validations on the
+      # GPU: (1) GPU vs the CPU executor on the same converted model, (2) GPU running the converted
+      # model vs the CPU running the fp32 original, on the same seeded random inputs. Tolerances
+      # (relative to max|ref|): fp16 1e-2 / 3e-2, bf16 5e-2 / 1e-1 (same precision / vs fp32).
+      log "lowp"
+      need_models
+      : > "$OUT/lowp.txt"
+      echo "| model | type | convert | GPU vs CPU (same type) | GPU vs fp32 | worst rel (same) | worst rel (fp32) |" > "$OUT/lowp.md"
+      echo "|---|---|---|---|---|---|---|" >> "$OUT/lowp.md"
+      models=${LOWP_MODELS:-"$(cd "$G/shared/models" && ls -d */ | tr -d /) resnet50 bert_base"}
+      for m in $models; do
+        src="$G/shared/models/$m/model.onnx"
+        [ -f "$src" ] || src="$W/models/$m/model.onnx"
+        [ -f "$src" ] || { echo "---- $m: no model" >> "$OUT/lowp.txt"; continue; }
+        for mode in ${LOWP_MODES:-fp16 bf16}; do
+          case $mode in fp16) same=1e-2; vs32=3e-2 ;; *) same=5e-2; vs32=1e-1 ;; esac
+          dst="$W/$m.$mode.opt.onnx"
+          echo "---- $m $mode" >> "$OUT/lowp.txt"
+          "$X" --passes=fold,fuse,precision,plan --precision "$mode" --device cuda --batch 1 \
+            "$src" -o "$dst" >> "$OUT/lowp.txt" 2>&1
+          conv=$?; echo "exit $conv (convert)" >> "$OUT/lowp.txt"
+          r1=skipped r2=skipped w1=- w2=-
+          if [ $conv -eq 0 ]; then
+            "$X" validate --device cuda "$dst" --random-inputs --batch 1 --rtol "$same" --atol 0 \
+              > "$W/lowp_same.txt" 2>&1
+            r1=$?; cat "$W/lowp_same.txt" >> "$OUT/lowp.txt"; echo "exit $r1 (same)" >> "$OUT/lowp.txt"
+            "$X" validate --device cuda "$src" "$dst" --random-inputs --batch 1 --rtol "$vs32" \
+              --atol 0 > "$W/lowp_32.txt" 2>&1
+            r2=$?; cat "$W/lowp_32.txt" >> "$OUT/lowp.txt"; echo "exit $r2 (fp32)" >> "$OUT/lowp.txt"
+            # The worst "max rel" (4th column of validate's table rows) of the GPU comparisons.
+            worst() { awk '$NF == "ok" || /MISMATCH/ {print $4}' "$1" | grep -v '^-$' | sort -g | tail -n 1; }
+            w1=$(worst "$W/lowp_same.txt"); w2=$(worst "$W/lowp_32.txt")
+            r1=$([ "$r1" = 0 ] && echo "pass ($same)" || echo "FAIL ($r1)")
+            r2=$([ "$r2" = 0 ] && echo "pass ($vs32)" || echo "FAIL ($r2)")
+          fi
+          echo "| $m | $mode | exit $conv | $r1 | $r2 | ${w1:--} | ${w2:--} |" >> "$OUT/lowp.md"
+        done
+      done
+      cat "$OUT/lowp.md" | tee -a "$OUT/log.txt" ;;
     python)
       log "python"
       need_models

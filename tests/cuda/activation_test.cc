@@ -6,6 +6,7 @@
 #include <string>
 
 #include "tests/cuda/cuda_test_util.h"
+#include "tests/cuda/lowp_test_util.h"
 
 namespace xopt {
 namespace {
@@ -40,6 +41,13 @@ TEST(CudaActivation, UnaryMath) {
 // hold no NaN.
 TEST(CudaActivation, RestrictedDomains) {
   const std::string inits = "float[1] half = {0.45}, float[1] one = {1.0}";
+  // Near the domain edges (atanh'(0.9) ~ 5) the half types' rounding of the intermediate is
+  // amplified: against float32 the half-precision runs get 32 of the type's epsilon.
+  test::LowpCase lc;
+  lc.fp32_ulps = 32;
+  const auto expect_cuda_matches_cpu = [&](const std::string& text) {
+    test::expect_cuda_matches_cpu_all_types(text, test::CudaCase{}, lc);
+  };
   for (const char* op : {"Log", "Sqrt"})
     expect_cuda_matches_cpu(model("float[2,3,8] x", "float[2,3,8] y",
                                   "a = Abs (x)\n  y = " + std::string(op) + " (a)", 17, inits));

@@ -6,15 +6,19 @@
 
 #include <limits>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ir/tensor.h"
 #include "tests/cuda/cuda_test_util.h"
+#include "tests/cuda/lowp_test_util.h"
 
 namespace xopt {
 namespace {
 
 using test::expect_cuda_matches_cpu;
+using fp32_only_fn = void (*)(std::string_view, const test::CudaCase&, const char*);
+constexpr fp32_only_fn fp32_only = test::expect_cuda_matches_cpu_fp32_only;
 
 std::string model(const std::string& inputs, const std::string& outputs, const std::string& node) {
   return "<ir_version: 8, opset_import: [\"\" : 17, \"com.microsoft\" : 1]>\ng (" + inputs +
@@ -108,14 +112,18 @@ TEST(CudaMultiHeadAttention, KeyValueSplitIntoHeads) {
                                 "y = com.microsoft.MultiHeadAttention <num_heads = 2> (q, k, v)"));
 }
 
+// The unfused path runs float32 only (half types are refused there: CudaLowp.UnfusedAttention).
+constexpr const char* kUnfusedFp32 = "the unfused attention path runs float32 only";
+
 TEST(CudaMultiHeadAttention, PresentOutputs) {
-  expect_cuda_matches_cpu(
-      model(std::string(kQkv) + ", float[48] bias",
-            "float[2,6,16] y, float[2,2,6,8] pk, float[2,2,6,8] pv",
-            "y, pk, pv = com.microsoft.MultiHeadAttention <num_heads = 2> (q, k, v, bias)"));
-  expect_cuda_matches_cpu(
-      model(kQkv, "float[2,6,16] y, float[2,2,6,8] pk",
-            "y, pk = com.microsoft.MultiHeadAttention <num_heads = 2> (q, k, v)"));
+  const test::CudaCase c;
+  fp32_only(model(std::string(kQkv) + ", float[48] bias",
+                  "float[2,6,16] y, float[2,2,6,8] pk, float[2,2,6,8] pv",
+                  "y, pk, pv = com.microsoft.MultiHeadAttention <num_heads = 2> (q, k, v, bias)"),
+            c, kUnfusedFp32);
+  fp32_only(model(kQkv, "float[2,6,16] y, float[2,2,6,8] pk",
+                  "y, pk = com.microsoft.MultiHeadAttention <num_heads = 2> (q, k, v)"),
+            c, kUnfusedFp32);
 }
 
 TEST(CudaMultiHeadAttention, QueryWithEveryKeyMaskedGivesZeros) {
@@ -139,11 +147,11 @@ TEST(CudaMultiHeadAttention, BatchRunsInChunks) {
   const std::string qkv = "float[6,640,16] q, float[6,640,16] k, float[6,640,16] v, float[48] bias";
   test::CudaCase c;
   c.inputs["m"] = ir::Tensor::of<int32_t>({12}, {640, 300, 17, 640, 1, 256, 0, 5, 0, 9, 0, 100});
-  expect_cuda_matches_cpu(
+  fp32_only(
       model(qkv + ", int32[12] m, float[6,1,640,640] ab",
             "float[6,640,16] y, float[6,2,640,8] pk, float[6,2,640,8] pv",
             "y, pk, pv = com.microsoft.MultiHeadAttention <num_heads = 2> (q, k, v, bias, m, ab)"),
-      c);
+      c, kUnfusedFp32);
   expect_cuda_matches_cpu(
       model("float[6,640,16] q, float[6,640,16] k, float[6,640,16] v", "float[6,640,16] y",
             "y = com.microsoft.MultiHeadAttention <num_heads = 2, unidirectional = 1> (q, k, v)"));
@@ -346,12 +354,12 @@ TEST(CudaMultiHeadAttentionFused, FallsBackBeyondHead128) {
   // Heads of 144: the unfused path (cuBLASLt products and the softmax kernel, with workspace).
   test::CudaCase c;
   c.inputs["m"] = ir::Tensor::of<int32_t>({2}, {20, 33});
-  expect_cuda_matches_cpu(
+  fp32_only(
       model("float[2,30,288] q, float[2,33,288] k, float[2,33,288] v, float[864] bias, int32[2] m",
             "float[2,30,288] y",
             "y = com.microsoft.MultiHeadAttention <num_heads = 2, unidirectional = 1> (q, k, v, "
             "bias, m)"),
-      c);
+      c, kUnfusedFp32);
 }
 
 }  // namespace

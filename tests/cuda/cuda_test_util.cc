@@ -1,5 +1,9 @@
 #include "tests/cuda/cuda_test_util.h"
 
+#include <cstdio>
+
+#include "tests/cuda/lowp_test_util.h"
+
 #include "executor/cpu/session.h"
 #include "executor/cuda/session.h"
 #include "ir/shape_inference.h"
@@ -30,7 +34,7 @@ void expect_cuda_matches_cpu(ir::Model& model, const CudaCase& c) {
     ASSERT_TRUE(p.is_ok()) << first << ": " << p.status().message();
     plan = std::move(p).value();
   }
-  std::map<std::string, ir::Tensor> inputs = random_inputs(model, c.seed);
+  std::map<std::string, ir::Tensor> inputs = random_inputs_any_float(*model.graph, c.seed);
   for (const auto& [name, t] : c.inputs) inputs[name] = t;
 
   // The twin: the CPU reference states the expected answer, and the plan must hold on the CPU too.
@@ -62,10 +66,42 @@ void expect_cuda_matches_cpu(ir::Model& model, const CudaCase& c) {
   }
 }
 
-void expect_cuda_matches_cpu(std::string_view model_text, const CudaCase& c) {
+void expect_cuda_matches_cpu_fp32_only(std::string_view model_text, const CudaCase& c,
+                                       const char* why_fp32_only) {
+  ASSERT_NE(why_fp32_only, nullptr);
   auto m = ir::parse_model_text(model_text);
   ASSERT_TRUE(m.is_ok()) << m.status().message();
+  SCOPED_TRACE("float32");
   expect_cuda_matches_cpu(*m, c);
+}
+
+void expect_cuda_matches_cpu_all_types(std::string_view model_text, const CudaCase& c,
+                                       const LowpCase& lc) {
+  expect_cuda_matches_cpu_fp32_only(model_text, c, "");
+  const std::string text16 = lowp_text(model_text, ir::DType::kFloat16);
+  if (text16 == model_text) return;  // no float tensors
+  // A case the rewrite cannot express runs in float32 only, and says so: a tensor the op computes
+  // as float32 whatever its input (Cast to float, LayerNormalization's statistics).
+  auto m16 = ir::parse_model_text(lowp_text_keeping_literals(model_text, ir::DType::kFloat16));
+  if (m16.is_ok()) convert_float_initializers(*m16->graph, ir::DType::kFloat16);
+  Status why = m16.is_ok() ? ir::infer_shapes(*m16->graph) : m16.status();
+  if (!why.is_ok()) {
+    std::printf("[ lowp     ] float32 only, not expressible in the half types: %s\n",
+                why.message().substr(0, why.message().find('\n')).c_str());
+    return;
+  }
+  for (const LowpType& t : {kFloat16Type, kBFloat16Type}) {
+    SCOPED_TRACE(t.name);
+    expect_cuda_lowp_matches_cpu(model_text, t, lc);
+  }
+}
+
+// Every text case runs in float32, float16 and bfloat16 (tests/cuda/lowp_test_util.h).
+void expect_cuda_matches_cpu(std::string_view model_text, const CudaCase& c) {
+  LowpCase lc;
+  lc.seed = c.seed;
+  lc.inputs = c.inputs;
+  expect_cuda_matches_cpu_all_types(model_text, c, lc);
 }
 
 }  // namespace xopt::test

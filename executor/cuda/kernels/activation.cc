@@ -18,11 +18,11 @@ Result<Launch> unary(CompileContext& ctx, UnaryOp op, Types types, const UnaryPa
   switch (types) {
     case Types::kFloat:
     case Types::kFloatToBool:
-      ok = x->dtype == ir::DType::kFloat;
+      ok = is_float_type(x->dtype);
       break;
     case Types::kNumeric:
-      ok = x->dtype == ir::DType::kFloat || x->dtype == ir::DType::kInt32 ||
-           x->dtype == ir::DType::kInt64;
+      ok =
+          is_float_type(x->dtype) || x->dtype == ir::DType::kInt32 || x->dtype == ir::DType::kInt64;
       break;
     case Types::kBool:
       ok = x->dtype == ir::DType::kBool;
@@ -31,6 +31,8 @@ Result<Launch> unary(CompileContext& ctx, UnaryOp op, Types types, const UnaryPa
   if (!ok)
     return ctx.unsupported("element type " + type_text(x->dtype) + " is not supported on the GPU");
   if (y->numel() != x->numel()) return ctx.error("output has another element count");
+  if (types != Types::kFloatToBool && y->dtype != x->dtype)
+    return ctx.error("output is " + type_text(y->dtype) + " but the input " + type_text(x->dtype));
   const int64_t n = x->numel();
   if (n == 0) return no_op_launch();
   const ElemType t = *elem_type(x->dtype);
@@ -79,9 +81,9 @@ Result<Launch> is_inf(CompileContext& ctx) {
 // at compile time, computed bounds on the device).
 Result<Launch> clip(CompileContext& ctx) {
   XOPT_ASSIGN_OR_RETURN(const DeviceTensor* x, need_input(ctx, 0));
-  if (x->dtype != ir::DType::kFloat)
-    return ctx.unsupported("element type " + type_text(x->dtype) + " is not supported on the GPU");
+  XOPT_ASSIGN_OR_RETURN(const ElemType et, float_elem(ctx, x->dtype));
   UnaryParams p;
+  p.bound_type = et;
   if (ctx.opset() < 11) {
     p.lo = ctx.node().attr_float("min", std::numeric_limits<float>::lowest());
     p.hi = ctx.node().attr_float("max", std::numeric_limits<float>::max());
@@ -90,13 +92,13 @@ Result<Launch> clip(CompileContext& ctx) {
     for (size_t i = 1; i <= 2; ++i) {
       if (ctx.input(i) == nullptr) continue;
       const DeviceTensor* b = ctx.input(i);
-      if (b->dtype != ir::DType::kFloat)
-        return ctx.unsupported("element type " + type_text(b->dtype) +
-                               " is not supported on the GPU (Clip runs float32)");
+      if (b->dtype != x->dtype)
+        return ctx.error("bound is " + type_text(b->dtype) + " but the input " +
+                         type_text(x->dtype));
       if (b->numel() != 1) return ctx.error("bound must be a scalar");
       (i == 1 ? p.has_lo : p.has_hi) = true;
       if (ctx.constant(i) == nullptr) {
-        (i == 1 ? p.lo_ptr : p.hi_ptr) = b->as<float>();
+        (i == 1 ? p.lo_ptr : p.hi_ptr) = b->data;
         continue;
       }
       XOPT_ASSIGN_OR_RETURN(auto v, const_doubles(ctx, i, i == 1 ? "min" : "max"));
@@ -113,8 +115,8 @@ Result<Launch> with_bias(CompileContext& ctx, UnaryOp op, const UnaryParams& prm
   if (bias == nullptr) return unary(ctx, op, Types::kFloat, prm);
   XOPT_ASSIGN_OR_RETURN(const DeviceTensor* x, need_input(ctx, 0));
   XOPT_ASSIGN_OR_RETURN(const DeviceTensor* y, need_output(ctx, 0));
-  if (x->dtype != ir::DType::kFloat || bias->dtype != ir::DType::kFloat)
-    return ctx.unsupported("element type " + type_text(x->dtype) + " is not supported on the GPU");
+  XOPT_ASSIGN_OR_RETURN(const ElemType et, float_elem(ctx, x->dtype));
+  XOPT_RETURN_IF_ERROR(same_type(ctx, x->dtype, {bias, y}));
   // The bias must be x's trailing dims (after dropping its leading ones).
   std::vector<int64_t> bd = bias->dims;
   while (!bd.empty() && bd.front() == 1) bd.erase(bd.begin());
@@ -126,11 +128,11 @@ Result<Launch> with_bias(CompileContext& ctx, UnaryOp op, const UnaryParams& prm
                            dims_text(x->dims));
   const int64_t n = x->numel(), bn = dims_product(bd);
   if (n == 0) return no_op_launch();
-  const float* px = x->as<float>();
-  const float* pb = bias->as<float>();
-  float* py = y->as<float>();
+  const void* px = x->data;
+  const void* pb = bias->data;
+  void* py = y->data;
   return Launch([=](const LaunchEnv& env) {
-    return check_launch(launch_bias_unary(op, px, pb, py, n, bn, prm, env.stream));
+    return check_launch(launch_bias_unary(op, et, px, pb, py, n, bn, prm, env.stream));
   });
 }
 
@@ -158,7 +160,7 @@ Result<Launch> ms_quick_gelu(CompileContext& ctx) {
 }
 
 constexpr const char* kMs = "com.microsoft";
-constexpr const char* kNumericTypes = "float32, int32, int64";
+constexpr const char* kNumericTypes = "float32, float16, bfloat16, int32, int64";
 
 }  // namespace
 
@@ -170,46 +172,47 @@ XOPT_CUDA_KERNEL_TYPES("", "Neg", 6, kLastOpset, simple(UnaryOp::kNeg, Types::kN
                        kNumericTypes);
 XOPT_CUDA_KERNEL_TYPES("", "Sign", 9, kLastOpset, simple(UnaryOp::kSign, Types::kNumeric),
                        kNumericTypes);
-XOPT_CUDA_KERNEL("", "LeakyRelu", 6, kLastOpset, with_alpha(UnaryOp::kLeakyRelu, 0.01f));
-XOPT_CUDA_KERNEL("", "Elu", 6, kLastOpset, with_alpha(UnaryOp::kElu, 1.0f));
-XOPT_CUDA_KERNEL("", "Selu", 6, kLastOpset, selu);
-XOPT_CUDA_KERNEL("", "Celu", 12, kLastOpset, with_alpha(UnaryOp::kCelu, 1.0f));
-XOPT_CUDA_KERNEL("", "ThresholdedRelu", 10, kLastOpset,
-                 with_alpha(UnaryOp::kThresholdedRelu, 1.0f));
-XOPT_CUDA_KERNEL("", "HardSigmoid", 6, kLastOpset, hard_sigmoid);
-XOPT_CUDA_KERNEL("", "HardSwish", 14, kLastOpset, simple(UnaryOp::kHardSwish));
-XOPT_CUDA_KERNEL("", "Softplus", 1, kLastOpset, simple(UnaryOp::kSoftplus));
-XOPT_CUDA_KERNEL("", "Softsign", 1, kLastOpset, simple(UnaryOp::kSoftsign));
-XOPT_CUDA_KERNEL("", "Sigmoid", 6, kLastOpset, simple(UnaryOp::kSigmoid));
-XOPT_CUDA_KERNEL("", "Tanh", 6, kLastOpset, simple(UnaryOp::kTanh));
-XOPT_CUDA_KERNEL("", "Exp", 6, kLastOpset, simple(UnaryOp::kExp));
-XOPT_CUDA_KERNEL("", "Log", 6, kLastOpset, simple(UnaryOp::kLog));
-XOPT_CUDA_KERNEL("", "Sqrt", 6, kLastOpset, simple(UnaryOp::kSqrt));
-XOPT_CUDA_KERNEL("", "Reciprocal", 6, kLastOpset, simple(UnaryOp::kReciprocal));
-XOPT_CUDA_KERNEL("", "Erf", 9, kLastOpset, simple(UnaryOp::kErf));
-XOPT_CUDA_KERNEL("", "Floor", 6, kLastOpset, simple(UnaryOp::kFloor));
-XOPT_CUDA_KERNEL("", "Ceil", 6, kLastOpset, simple(UnaryOp::kCeil));
-XOPT_CUDA_KERNEL("", "Round", 11, kLastOpset, simple(UnaryOp::kRound));
-XOPT_CUDA_KERNEL("", "Sin", 7, kLastOpset, simple(UnaryOp::kSin));
-XOPT_CUDA_KERNEL("", "Cos", 7, kLastOpset, simple(UnaryOp::kCos));
-XOPT_CUDA_KERNEL("", "Tan", 7, kLastOpset, simple(UnaryOp::kTan));
-XOPT_CUDA_KERNEL("", "Asin", 7, kLastOpset, simple(UnaryOp::kAsin));
-XOPT_CUDA_KERNEL("", "Acos", 7, kLastOpset, simple(UnaryOp::kAcos));
-XOPT_CUDA_KERNEL("", "Atan", 7, kLastOpset, simple(UnaryOp::kAtan));
-XOPT_CUDA_KERNEL("", "Sinh", 9, kLastOpset, simple(UnaryOp::kSinh));
-XOPT_CUDA_KERNEL("", "Cosh", 9, kLastOpset, simple(UnaryOp::kCosh));
-XOPT_CUDA_KERNEL("", "Asinh", 9, kLastOpset, simple(UnaryOp::kAsinh));
-XOPT_CUDA_KERNEL("", "Acosh", 9, kLastOpset, simple(UnaryOp::kAcosh));
-XOPT_CUDA_KERNEL("", "Atanh", 9, kLastOpset, simple(UnaryOp::kAtanh));
-XOPT_CUDA_KERNEL("", "Clip", 6, kLastOpset, clip);
-XOPT_CUDA_KERNEL("", "Gelu", 20, kLastOpset, gelu);
+XOPT_CUDA_KERNEL_TYPES("", "LeakyRelu", 6, kLastOpset, with_alpha(UnaryOp::kLeakyRelu, 0.01f),
+                       kFloatTypes);
+XOPT_CUDA_KERNEL_TYPES("", "Elu", 6, kLastOpset, with_alpha(UnaryOp::kElu, 1.0f), kFloatTypes);
+XOPT_CUDA_KERNEL_TYPES("", "Selu", 6, kLastOpset, selu, kFloatTypes);
+XOPT_CUDA_KERNEL_TYPES("", "Celu", 12, kLastOpset, with_alpha(UnaryOp::kCelu, 1.0f), kFloatTypes);
+XOPT_CUDA_KERNEL_TYPES("", "ThresholdedRelu", 10, kLastOpset,
+                       with_alpha(UnaryOp::kThresholdedRelu, 1.0f), kFloatTypes);
+XOPT_CUDA_KERNEL_TYPES("", "HardSigmoid", 6, kLastOpset, hard_sigmoid, kFloatTypes);
+XOPT_CUDA_KERNEL_TYPES("", "HardSwish", 14, kLastOpset, simple(UnaryOp::kHardSwish), kFloatTypes);
+XOPT_CUDA_KERNEL_TYPES("", "Softplus", 1, kLastOpset, simple(UnaryOp::kSoftplus), kFloatTypes);
+XOPT_CUDA_KERNEL_TYPES("", "Softsign", 1, kLastOpset, simple(UnaryOp::kSoftsign), kFloatTypes);
+XOPT_CUDA_KERNEL_TYPES("", "Sigmoid", 6, kLastOpset, simple(UnaryOp::kSigmoid), kFloatTypes);
+XOPT_CUDA_KERNEL_TYPES("", "Tanh", 6, kLastOpset, simple(UnaryOp::kTanh), kFloatTypes);
+XOPT_CUDA_KERNEL_TYPES("", "Exp", 6, kLastOpset, simple(UnaryOp::kExp), kFloatTypes);
+XOPT_CUDA_KERNEL_TYPES("", "Log", 6, kLastOpset, simple(UnaryOp::kLog), kFloatTypes);
+XOPT_CUDA_KERNEL_TYPES("", "Sqrt", 6, kLastOpset, simple(UnaryOp::kSqrt), kFloatTypes);
+XOPT_CUDA_KERNEL_TYPES("", "Reciprocal", 6, kLastOpset, simple(UnaryOp::kReciprocal), kFloatTypes);
+XOPT_CUDA_KERNEL_TYPES("", "Erf", 9, kLastOpset, simple(UnaryOp::kErf), kFloatTypes);
+XOPT_CUDA_KERNEL_TYPES("", "Floor", 6, kLastOpset, simple(UnaryOp::kFloor), kFloatTypes);
+XOPT_CUDA_KERNEL_TYPES("", "Ceil", 6, kLastOpset, simple(UnaryOp::kCeil), kFloatTypes);
+XOPT_CUDA_KERNEL_TYPES("", "Round", 11, kLastOpset, simple(UnaryOp::kRound), kFloatTypes);
+XOPT_CUDA_KERNEL_TYPES("", "Sin", 7, kLastOpset, simple(UnaryOp::kSin), kFloatTypes);
+XOPT_CUDA_KERNEL_TYPES("", "Cos", 7, kLastOpset, simple(UnaryOp::kCos), kFloatTypes);
+XOPT_CUDA_KERNEL_TYPES("", "Tan", 7, kLastOpset, simple(UnaryOp::kTan), kFloatTypes);
+XOPT_CUDA_KERNEL_TYPES("", "Asin", 7, kLastOpset, simple(UnaryOp::kAsin), kFloatTypes);
+XOPT_CUDA_KERNEL_TYPES("", "Acos", 7, kLastOpset, simple(UnaryOp::kAcos), kFloatTypes);
+XOPT_CUDA_KERNEL_TYPES("", "Atan", 7, kLastOpset, simple(UnaryOp::kAtan), kFloatTypes);
+XOPT_CUDA_KERNEL_TYPES("", "Sinh", 9, kLastOpset, simple(UnaryOp::kSinh), kFloatTypes);
+XOPT_CUDA_KERNEL_TYPES("", "Cosh", 9, kLastOpset, simple(UnaryOp::kCosh), kFloatTypes);
+XOPT_CUDA_KERNEL_TYPES("", "Asinh", 9, kLastOpset, simple(UnaryOp::kAsinh), kFloatTypes);
+XOPT_CUDA_KERNEL_TYPES("", "Acosh", 9, kLastOpset, simple(UnaryOp::kAcosh), kFloatTypes);
+XOPT_CUDA_KERNEL_TYPES("", "Atanh", 9, kLastOpset, simple(UnaryOp::kAtanh), kFloatTypes);
+XOPT_CUDA_KERNEL_TYPES("", "Clip", 6, kLastOpset, clip, kFloatTypes);
+XOPT_CUDA_KERNEL_TYPES("", "Gelu", 20, kLastOpset, gelu, kFloatTypes);
 XOPT_CUDA_KERNEL_TYPES("", "IsNaN", 9, kLastOpset, simple(UnaryOp::kIsNaN, Types::kFloatToBool),
-                       "float32 -> bool");
-XOPT_CUDA_KERNEL_TYPES("", "IsInf", 10, kLastOpset, is_inf, "float32 -> bool");
+                       "float32, float16, bfloat16 -> bool");
+XOPT_CUDA_KERNEL_TYPES("", "IsInf", 10, kLastOpset, is_inf, "float32, float16, bfloat16 -> bool");
 XOPT_CUDA_KERNEL_TYPES("", "Not", 1, kLastOpset, simple(UnaryOp::kNot, Types::kBool), "bool");
-XOPT_CUDA_KERNEL(kMs, "Gelu", 1, 1, ms_gelu);
-XOPT_CUDA_KERNEL(kMs, "FastGelu", 1, 1, ms_fast_gelu);
-XOPT_CUDA_KERNEL(kMs, "BiasGelu", 1, 1, ms_bias_gelu);
-XOPT_CUDA_KERNEL(kMs, "QuickGelu", 1, 1, ms_quick_gelu);
+XOPT_CUDA_KERNEL_TYPES(kMs, "Gelu", 1, 1, ms_gelu, kFloatTypes);
+XOPT_CUDA_KERNEL_TYPES(kMs, "FastGelu", 1, 1, ms_fast_gelu, kFloatTypes);
+XOPT_CUDA_KERNEL_TYPES(kMs, "BiasGelu", 1, 1, ms_bias_gelu, kFloatTypes);
+XOPT_CUDA_KERNEL_TYPES(kMs, "QuickGelu", 1, 1, ms_quick_gelu, kFloatTypes);
 
 }  // namespace xopt::cuda

@@ -6,6 +6,7 @@
 
 #include "executor/cuda/kernels/activation.cuh"
 #include "executor/cuda/kernels/device_util.cuh"
+#include "executor/cuda/kernels/lowp.cuh"
 
 namespace xopt::cuda {
 namespace {
@@ -16,6 +17,14 @@ using dev::kThreads;
 template <UnaryOp kOp>
 struct UnaryF {
   UnaryParams p;
+
+  // A Clip bound computed at run time, stored in the element type.
+  __device__ __forceinline__ float bound(const void* b) const {
+    if (p.bound_type == ElemType::kHalf) return dev::load(*static_cast<const __half*>(b));
+    if (p.bound_type == ElemType::kBFloat16)
+      return dev::load(*static_cast<const __nv_bfloat16*>(b));
+    return *static_cast<const float*>(b);
+  }
 
   template <typename T>
   __device__ __forceinline__ auto operator()(T v) const {
@@ -98,11 +107,11 @@ struct UnaryF {
     } else if constexpr (kOp == UnaryOp::kClip) {
       // min first, then max (numpy.clip); NaN stays NaN.
       if (p.has_lo) {
-        const float lo = p.lo_ptr != nullptr ? *p.lo_ptr : p.lo;
+        const float lo = p.lo_ptr != nullptr ? bound(p.lo_ptr) : p.lo;
         if (v < lo) v = lo;
       }
       if (p.has_hi) {
-        const float hi = p.hi_ptr != nullptr ? *p.hi_ptr : p.hi;
+        const float hi = p.hi_ptr != nullptr ? bound(p.hi_ptr) : p.hi;
         if (v > hi) v = hi;
       }
       return v;
@@ -122,6 +131,16 @@ struct UnaryF {
       static_assert(kOp == UnaryOp::kNot);
       return !v;
     }
+  }
+};
+
+// A float functor on float16/bfloat16 elements: loaded as float, stored as TO (rounded once).
+template <typename F, typename TO>
+struct ViaFloat1 {
+  F f;
+  template <typename T>
+  __device__ __forceinline__ TO operator()(T v) const {
+    return dev::store<TO>(f(dev::load(v)));
   }
 };
 
@@ -146,12 +165,11 @@ __global__ void unary_float4_kernel(const float4* x, float4* y, int64_t n4, F f)
   }
 }
 
-template <typename F>
-__global__ void bias_unary_kernel(const float* x, const float* b, float* y, int64_t n, int64_t bn,
-                                  F f) {
+template <typename T, typename F>
+__global__ void bias_unary_kernel(const T* x, const T* b, T* y, int64_t n, int64_t bn, F f) {
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n; i += stride)
-    y[i] = f(x[i] + b[i % bn]);
+    y[i] = dev::store<T>(f(dev::load(x[i]) + dev::load(b[i % bn])));
 }
 
 // bias_n % 4 == 0: vector i covers elements 4i..4i+3 of one bias row.
@@ -176,20 +194,42 @@ cudaError_t run(const void* x, void* y, int64_t n, const UnaryParams& prm, cudaS
   const UnaryF<kOp> f{prm};
   const auto* px = static_cast<const TI*>(x);
   auto* py = static_cast<TO*>(y);
-  if constexpr (std::is_same_v<TI, float> && std::is_same_v<TO, float>) {
-    if (n % 4 == 0 && dev::aligned(px, 16) && dev::aligned(py, 16)) {
-      unary_float4_kernel<<<grid_for(n / 4), kThreads, 0, s>>>(
-          reinterpret_cast<const float4*>(px), reinterpret_cast<float4*>(py), n / 4, f);
-      return cudaGetLastError();
+  if constexpr (dev::kIsLowp<TI>) {
+    unary_kernel<<<grid_for(n), kThreads, 0, s>>>(px, py, n, ViaFloat1<UnaryF<kOp>, TO>{f});
+  } else {
+    if constexpr (std::is_same_v<TI, float> && std::is_same_v<TO, float>) {
+      if (n % 4 == 0 && dev::aligned(px, 16) && dev::aligned(py, 16)) {
+        unary_float4_kernel<<<grid_for(n / 4), kThreads, 0, s>>>(
+            reinterpret_cast<const float4*>(px), reinterpret_cast<float4*>(py), n / 4, f);
+        return cudaGetLastError();
+      }
     }
+    unary_kernel<<<grid_for(n), kThreads, 0, s>>>(px, py, n, f);
   }
-  unary_kernel<<<grid_for(n), kThreads, 0, s>>>(px, py, n, f);
+  return cudaGetLastError();
+}
+
+template <UnaryOp kOp, typename T>
+cudaError_t run_bias_typed(const T* x, const T* b, T* y, int64_t n, int64_t bn,
+                           const UnaryParams& prm, cudaStream_t s) {
+  bias_unary_kernel<<<grid_for(n), kThreads, 0, s>>>(x, b, y, n, bn, UnaryF<kOp>{prm});
   return cudaGetLastError();
 }
 
 template <UnaryOp kOp>
-cudaError_t run_bias(const float* x, const float* b, float* y, int64_t n, int64_t bn,
+cudaError_t run_bias(ElemType t, const void* xv, const void* bv, void* yv, int64_t n, int64_t bn,
                      const UnaryParams& prm, cudaStream_t s) {
+  if (t == ElemType::kHalf)
+    return run_bias_typed<kOp>(static_cast<const __half*>(xv), static_cast<const __half*>(bv),
+                               static_cast<__half*>(yv), n, bn, prm, s);
+  if (t == ElemType::kBFloat16)
+    return run_bias_typed<kOp>(static_cast<const __nv_bfloat16*>(xv),
+                               static_cast<const __nv_bfloat16*>(bv),
+                               static_cast<__nv_bfloat16*>(yv), n, bn, prm, s);
+  if (t != ElemType::kFloat) return cudaErrorInvalidValue;
+  const auto* x = static_cast<const float*>(xv);
+  const auto* b = static_cast<const float*>(bv);
+  auto* y = static_cast<float*>(yv);
   const UnaryF<kOp> f{prm};
   if (bn % 4 == 0 && dev::aligned(x, 16) && dev::aligned(b, 16) && dev::aligned(y, 16)) {
     bias_unary_float4_kernel<<<grid_for(n / 4), kThreads, 0, s>>>(
@@ -201,13 +241,17 @@ cudaError_t run_bias(const float* x, const float* b, float* y, int64_t n, int64_
   return cudaGetLastError();
 }
 
-// float32, int32, int64 in and out.
+// float32, float16, bfloat16, int32, int64 in and out.
 template <UnaryOp kOp>
 cudaError_t numeric(ElemType t, const void* x, void* y, int64_t n, const UnaryParams& prm,
                     cudaStream_t s) {
   switch (t) {
     case ElemType::kFloat:
       return run<kOp, float, float>(x, y, n, prm, s);
+    case ElemType::kHalf:
+      return run<kOp, __half, __half>(x, y, n, prm, s);
+    case ElemType::kBFloat16:
+      return run<kOp, __nv_bfloat16, __nv_bfloat16>(x, y, n, prm, s);
     case ElemType::kInt32:
       return run<kOp, int32_t, int32_t>(x, y, n, prm, s);
     case ElemType::kInt64:
@@ -220,8 +264,32 @@ cudaError_t numeric(ElemType t, const void* x, void* y, int64_t n, const UnaryPa
 template <UnaryOp kOp>
 cudaError_t floating(ElemType t, const void* x, void* y, int64_t n, const UnaryParams& prm,
                      cudaStream_t s) {
-  if (t != ElemType::kFloat) return cudaErrorInvalidValue;
-  return run<kOp, float, float>(x, y, n, prm, s);
+  switch (t) {
+    case ElemType::kFloat:
+      return run<kOp, float, float>(x, y, n, prm, s);
+    case ElemType::kHalf:
+      return run<kOp, __half, __half>(x, y, n, prm, s);
+    case ElemType::kBFloat16:
+      return run<kOp, __nv_bfloat16, __nv_bfloat16>(x, y, n, prm, s);
+    default:
+      return cudaErrorInvalidValue;
+  }
+}
+
+// float32, float16, bfloat16 -> bool.
+template <UnaryOp kOp>
+cudaError_t to_bool(ElemType t, const void* x, void* y, int64_t n, const UnaryParams& prm,
+                    cudaStream_t s) {
+  switch (t) {
+    case ElemType::kFloat:
+      return run<kOp, float, bool>(x, y, n, prm, s);
+    case ElemType::kHalf:
+      return run<kOp, __half, bool>(x, y, n, prm, s);
+    case ElemType::kBFloat16:
+      return run<kOp, __nv_bfloat16, bool>(x, y, n, prm, s);
+    default:
+      return cudaErrorInvalidValue;
+  }
 }
 
 }  // namespace
@@ -275,11 +343,9 @@ cudaError_t launch_unary(UnaryOp op, ElemType t, const void* x, void* y, int64_t
     XOPT_UNARY_FLOAT(kGeluTanh)
     XOPT_UNARY_FLOAT(kQuickGelu)
     case UnaryOp::kIsNaN:
-      if (t != ElemType::kFloat) return cudaErrorInvalidValue;
-      return run<UnaryOp::kIsNaN, float, bool>(x, y, n, prm, s);
+      return to_bool<UnaryOp::kIsNaN>(t, x, y, n, prm, s);
     case UnaryOp::kIsInf:
-      if (t != ElemType::kFloat) return cudaErrorInvalidValue;
-      return run<UnaryOp::kIsInf, float, bool>(x, y, n, prm, s);
+      return to_bool<UnaryOp::kIsInf>(t, x, y, n, prm, s);
     case UnaryOp::kNot:
       if (t != ElemType::kBool) return cudaErrorInvalidValue;
       return run<UnaryOp::kNot, bool, bool>(x, y, n, prm, s);
@@ -289,19 +355,19 @@ cudaError_t launch_unary(UnaryOp op, ElemType t, const void* x, void* y, int64_t
   return cudaErrorInvalidValue;
 }
 
-cudaError_t launch_bias_unary(UnaryOp op, const float* x, const float* bias, float* y, int64_t n,
-                              int64_t bias_n, const UnaryParams& prm, cudaStream_t s) {
+cudaError_t launch_bias_unary(UnaryOp op, ElemType t, const void* x, const void* bias, void* y,
+                              int64_t n, int64_t bias_n, const UnaryParams& prm, cudaStream_t s) {
   if (n == 0) return cudaSuccess;
   if (bias_n <= 0 || n % bias_n != 0) return cudaErrorInvalidValue;
   switch (op) {
     case UnaryOp::kGelu:
-      return run_bias<UnaryOp::kGelu>(x, bias, y, n, bias_n, prm, s);
+      return run_bias<UnaryOp::kGelu>(t, x, bias, y, n, bias_n, prm, s);
     case UnaryOp::kGeluTanh:
-      return run_bias<UnaryOp::kGeluTanh>(x, bias, y, n, bias_n, prm, s);
+      return run_bias<UnaryOp::kGeluTanh>(t, x, bias, y, n, bias_n, prm, s);
     case UnaryOp::kQuickGelu:
-      return run_bias<UnaryOp::kQuickGelu>(x, bias, y, n, bias_n, prm, s);
+      return run_bias<UnaryOp::kQuickGelu>(t, x, bias, y, n, bias_n, prm, s);
     case UnaryOp::kRelu:
-      return run_bias<UnaryOp::kRelu>(x, bias, y, n, bias_n, prm, s);
+      return run_bias<UnaryOp::kRelu>(t, x, bias, y, n, bias_n, prm, s);
     default:
       return cudaErrorInvalidValue;
   }

@@ -66,17 +66,22 @@ struct UnaryParams {
   float hi = 0;
   bool has_lo = false;
   bool has_hi = false;
-  // Clip bounds computed at run time: read on the device (one float each) instead of lo / hi.
-  const float* lo_ptr = nullptr;
-  const float* hi_ptr = nullptr;
+  // Clip bounds computed at run time: read on the device (one element each, of type bound_type)
+  // instead of lo / hi.
+  const void* lo_ptr = nullptr;
+  const void* hi_ptr = nullptr;
+  ElemType bound_type = ElemType::kFloat;
 };
 
-// y = op(x) for n elements; x and y may be the same buffer.
+// y = op(x) for n elements; x and y may be the same buffer. Every float op also takes float16 and
+// bfloat16 (computed in float, rounded once); IsNaN / IsInf read them too.
 cudaError_t launch_unary(UnaryOp op, ElemType type, const void* x, void* y, int64_t n,
                          const UnaryParams& params, cudaStream_t stream);
 
-// y[i] = op(x[i] + bias[i % bias_n]) for n float elements (bias one row of the trailing dims).
-cudaError_t launch_bias_unary(UnaryOp op, const float* x, const float* bias, float* y, int64_t n,
-                              int64_t bias_n, const UnaryParams& params, cudaStream_t stream);
+// y[i] = op(x[i] + bias[i % bias_n]) for n elements of float type `type` (float32, float16,
+// bfloat16; the half types computed in float), the bias one row of the trailing dims.
+cudaError_t launch_bias_unary(UnaryOp op, ElemType type, const void* x, const void* bias, void* y,
+                              int64_t n, int64_t bias_n, const UnaryParams& params,
+                              cudaStream_t stream);
 
 }  // namespace xopt::cuda

@@ -1,5 +1,6 @@
-// com.microsoft MultiHeadAttention, fp32, in the unpacked forms the fuse-attention pass emits and
-// the CPU reference (executor/cpu/kernels/nn_contrib_attention.cc) runs:
+// com.microsoft MultiHeadAttention, float32, float16 or bfloat16, in the unpacked forms the
+// fuse-attention pass emits and the CPU reference (executor/cpu/kernels/nn_contrib_attention.cc)
+// runs:
 //   query [B, S, D]; key [B, L, D] and value [B, L, Dv], or both already split into heads
 //   ([B, N, L, H] / [B, N, L, Hv], then without bias); bias [D + D + Dv] (optional);
 //   key_padding_mask int32 [B], [2B], [B, L] or [B, S, L]; attention_bias [B or 1, N or 1, S, L];
@@ -10,7 +11,9 @@
 // (planner::attention_fused_applies, which the workspace model asks too), one fused kernel
 // (launch_fused_attention, attention.cu): flash-attention style, Q/K/V read where they lie with the
 // bias added on the fly, the masks applied per key tile, an online softmax, no score matrices and
-// no workspace.
+// no workspace. This is the path for float16 and bfloat16 (loaded into float tiles, fp32 scores,
+// softmax and accumulators, the output rounded once); a half-precision node the fused kernel does
+// not cover (present outputs, head sizes above it) is refused with an error naming the node.
 //
 // Otherwise, per batch chunk (planner::attention_batch_chunk bounds the scratch), two
 // strided-batched cuBLASLt products around one fused kernel:
@@ -111,7 +114,7 @@ Result<Launch> multi_head_attention(CompileContext& ctx) {
   if (k == nullptr || v == nullptr || q->rank() != 3)
     return ctx.unsupported(
         "only separate query [B, S, D], key and value are supported (packed QKV/KV is not)");
-  XOPT_RETURN_IF_ERROR(require_float(ctx, {0, 1, 2, 3, 5}));
+  XOPT_ASSIGN_OR_RETURN(const ir::DType dt, require_float(ctx, {0, 1, 2, 3, 5}));
   const int64_t n = node.attr_int("num_heads", 0);
   if (n <= 0) return ctx.error("num_heads must be positive");
   const int64_t b = q->dims[0], s = q->dims[1], d = q->dims[2];
@@ -149,7 +152,7 @@ Result<Launch> multi_head_attention(CompileContext& ctx) {
     if (ad.size() != 4 || (ad[0] != 1 && ad[0] != b) || (ad[1] != 1 && ad[1] != n) || ad[2] != s ||
         ad[3] != l)
       return ctx.error("attention_bias " + dims_str(ad) + " is not [B or 1, N or 1, S, L]");
-    sp.attn_bias = attn_bias->as<float>();
+    sp.attn_bias = attn_bias->data;
     sp.ab_b = ad[0], sp.ab_n = ad[1];
   }
   if (mask != nullptr) {
@@ -178,25 +181,35 @@ Result<Launch> multi_head_attention(CompileContext& ctx) {
   const DeviceTensor* present_v = ctx.num_outputs() > 2 ? ctx.output(2) : nullptr;
   if (present_k != nullptr) XOPT_RETURN_IF_ERROR(check_output_dims(ctx, 1, {b, n, l, h}));
   if (present_v != nullptr) XOPT_RETURN_IF_ERROR(check_output_dims(ctx, 2, {b, n, l, hv}));
-  float* yd = ctx.output(0)->as<float>();
-  if (ctx.output(0)->numel() == 0) return Launch([](const LaunchEnv&) { return Status::ok(); });
-  const float* bd = bias != nullptr ? bias->as<float>() : nullptr;
-
   static_assert(planner::kAttentionFusedMaxHead <= kFusedAttentionMaxHead,
                 "the planner routes head sizes to the fused kernel that it does not take");
-  if (planner::attention_fused_applies(h, hv, present_k != nullptr || present_v != nullptr)) {
-    const Heads qh = raw_heads(q->as<float>(), n, s, h);
-    const Heads kh =
-        kv4 ? split_heads(k->as<float>(), n, l, h) : raw_heads(k->as<float>(), n, l, h);
-    const Heads vh =
-        kv4 ? split_heads(v->as<float>(), n, l, hv) : raw_heads(v->as<float>(), n, l, hv);
+  if (ctx.output(0)->numel() == 0) return Launch([](const LaunchEnv&) { return Status::ok(); });
+  const bool fused =
+      planner::attention_fused_applies(h, hv, present_k != nullptr || present_v != nullptr);
+  if (dt != ir::DType::kFloat && !fused)
+    return ctx.unsupported(
+        std::string(ir::dtype_name(dt)) +
+        " attention runs on the fused kernel only (head sizes up to " +
+        std::to_string(planner::kAttentionFusedMaxHead) +
+        ", no present outputs); this node has head sizes " + std::to_string(h) + "/" +
+        std::to_string(hv) +
+        (present_k != nullptr || present_v != nullptr ? " and present outputs" : ""));
+  if (fused) {
+    const size_t es = ir::dtype_size(dt);
+    const char* bb = bias != nullptr ? static_cast<const char*>(bias->data) : nullptr;
+    const Heads qh = raw_heads(static_cast<const float*>(q->data), n, s, h);
+    const Heads kh = kv4 ? split_heads(static_cast<const float*>(k->data), n, l, h)
+                         : raw_heads(static_cast<const float*>(k->data), n, l, h);
+    const Heads vh = kv4 ? split_heads(static_cast<const float*>(v->data), n, l, hv)
+                         : raw_heads(static_cast<const float*>(v->data), n, l, hv);
     FusedAttentionParams fp;
+    fp.type = elem_of(dt);
     fp.b = b, fp.n = n, fp.s = s, fp.l = l, fp.h = h, fp.hv = hv;
     fp.q = qh.base, fp.q_b = qh.b_stride, fp.q_n = qh.n_stride, fp.q_row = qh.row;
     fp.k = kh.base, fp.k_b = kh.b_stride, fp.k_n = kh.n_stride, fp.k_row = kh.row;
     fp.v = vh.base, fp.v_b = vh.b_stride, fp.v_n = vh.n_stride, fp.v_row = vh.row;
-    if (bd != nullptr) fp.q_bias = bd, fp.k_bias = bd + d, fp.v_bias = bd + 2 * d;
-    fp.y = yd;
+    if (bb != nullptr) fp.q_bias = bb, fp.k_bias = bb + d * es, fp.v_bias = bb + 2 * d * es;
+    fp.y = ctx.output(0)->data;
     fp.scale = scale;
     fp.mask = sp;
     XOPT_CUDA_RETURN_IF_ERROR(prepare_fused_attention(fp));
@@ -204,6 +217,8 @@ Result<Launch> multi_head_attention(CompileContext& ctx) {
       return check_launch(launch_fused_attention(fp, env.stream));
     });
   }
+  float* yd = ctx.output(0)->as<float>();
+  const float* bd = bias != nullptr ? bias->as<float>() : nullptr;
 
   // The batch runs in chunks of `bc` items (planner::attention_batch_chunk) so the scratch stays
   // bounded: workspace = [split Q] [split K] [split V] [output heads] scores [cuBLASLt] for one
@@ -355,6 +370,8 @@ Result<Launch> multi_head_attention(CompileContext& ctx) {
 
 }  // namespace
 
-XOPT_CUDA_KERNEL("com.microsoft", "MultiHeadAttention", 1, 1, multi_head_attention);
+XOPT_CUDA_KERNEL_TYPES("com.microsoft", "MultiHeadAttention", 1, 1, multi_head_attention,
+                       "float32; float16, bfloat16 on the fused kernel (head size <= 128, no "
+                       "present outputs)");
 
 }  // namespace xopt::cuda

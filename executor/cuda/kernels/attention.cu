@@ -1,8 +1,10 @@
 // Device code for attention.cuh.
 #include <cfloat>
 #include <cstdint>
+#include <type_traits>
 
 #include "executor/cuda/kernels/attention.cuh"
+#include "executor/cuda/kernels/lowp.cuh"
 
 namespace xopt::cuda {
 namespace {
@@ -72,7 +74,7 @@ __global__ void attention_softmax_kernel(float* scores, SoftmaxParams p) {
     float* r = scores + row * p.l;
     const float* ab = nullptr;
     if (p.attn_bias != nullptr)
-      ab = p.attn_bias +
+      ab = static_cast<const float*>(p.attn_bias) +
            (((p.ab_b == 1 ? 0 : bi) * p.ab_n + (p.ab_n == 1 ? 0 : ni)) * p.s + si) * p.l;
     float mx = -INFINITY;  // stays -inf only when every key is masked with -inf
     for (int64_t li = threadIdx.x; li < p.l; li += blockDim.x) {
@@ -160,18 +162,29 @@ __device__ __forceinline__ float group_sum(float v) {
   return v;
 }
 
-__device__ __forceinline__ bool fa_aligned(const float* p) {
+__device__ __forceinline__ bool fa_aligned(const void* p) {
   return (reinterpret_cast<uintptr_t>(p) & 15) == 0;
 }
 
 // dst [kTileRows][DH + 4] = rows t0 .. t0 + kTileRows of a [t_count, width] matrix at src (row
 // stride `row`) plus bias [width], zeros past its ends; float4 loads where every row and the bias
 // are 16-byte aligned.
-template <int DH, int kTileRows>
-__device__ __forceinline__ void fa_load_tile(float* dst, const float* src, int64_t row, int64_t t0,
-                                             int64_t t_count, int64_t width, const float* bias) {
+template <int DH, int kTileRows, typename T>
+__device__ __forceinline__ void fa_load_tile(float* dst, const T* src, int64_t row, int64_t t0,
+                                             int64_t t_count, int64_t width, const T* bias) {
   constexpr int kLd = DH + 4;
-  if (((width | row) & 3) == 0 && fa_aligned(src) && (bias == nullptr || fa_aligned(bias))) {
+  if constexpr (!std::is_same_v<T, float>) {
+    // float16 / bfloat16: one element per access, converted to float (vector loads: next issue).
+    for (int e = static_cast<int>(threadIdx.x); e < kTileRows * DH; e += kFaThreads) {
+      const int r = e / DH, j = e % DH;
+      float x = 0.0f;
+      if (t0 + r < t_count && j < width) {
+        x = dev::load(src[(t0 + r) * row + j]);
+        if (bias != nullptr) x += dev::load(bias[j]);
+      }
+      dst[r * kLd + j] = x;
+    }
+  } else if (((width | row) & 3) == 0 && fa_aligned(src) && (bias == nullptr || fa_aligned(bias))) {
     for (int e = static_cast<int>(threadIdx.x); e < kTileRows * DH / 4; e += kFaThreads) {
       const int r = e / (DH / 4), j = e % (DH / 4) * 4;
       float4 x = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
@@ -197,7 +210,7 @@ __device__ __forceinline__ void fa_load_tile(float* dst, const float* src, int64
   }
 }
 
-template <int RQ, int DH>
+template <int RQ, int DH, typename T>
 __global__ void __launch_bounds__(kFaThreads) fused_attention_kernel(const FusedAttentionParams p) {
   constexpr int kRows = 16 * RQ;    // queries per block
   constexpr int kLd = DH + 4;       // row stride of the Q, K and V tiles
@@ -213,17 +226,17 @@ __global__ void __launch_bounds__(kFaThreads) fused_attention_kernel(const Fused
   const SoftmaxParams& mp = p.mask;
   const int64_t q_tiles = (p.s + kRows - 1) / kRows;
   const int64_t work = p.b * p.n * q_tiles;
-  const bool vec_y = (p.hv & 3) == 0 && fa_aligned(p.y);
+  const bool vec_y = std::is_same_v<T, float> && (p.hv & 3) == 0 && fa_aligned(p.y);
   for (int64_t w = blockIdx.x; w < work; w += gridDim.x) {
     const int64_t qt = w % q_tiles, bn = w / q_tiles;
     const int64_t ni = bn % p.n, bi = bn / p.n;
     const int64_t q0 = qt * kRows;
-    const float* qg = p.q + bi * p.q_b + ni * p.q_n;
-    const float* kg = p.k + bi * p.k_b + ni * p.k_n;
-    const float* vg = p.v + bi * p.v_b + ni * p.v_n;
-    const float* qbias = p.q_bias != nullptr ? p.q_bias + ni * p.h : nullptr;
-    const float* kbias = p.k_bias != nullptr ? p.k_bias + ni * p.h : nullptr;
-    const float* vbias = p.v_bias != nullptr ? p.v_bias + ni * p.hv : nullptr;
+    const T* qg = static_cast<const T*>(p.q) + bi * p.q_b + ni * p.q_n;
+    const T* kg = static_cast<const T*>(p.k) + bi * p.k_b + ni * p.k_n;
+    const T* vg = static_cast<const T*>(p.v) + bi * p.v_b + ni * p.v_n;
+    const T* qbias = p.q_bias != nullptr ? static_cast<const T*>(p.q_bias) + ni * p.h : nullptr;
+    const T* kbias = p.k_bias != nullptr ? static_cast<const T*>(p.k_bias) + ni * p.h : nullptr;
+    const T* vbias = p.v_bias != nullptr ? static_cast<const T*>(p.v_bias) + ni * p.hv : nullptr;
     // Keys outside [key_lo, key_hi) are padding (valid lengths, end and start positions).
     int64_t key_lo = 0, key_hi = p.l;
     if (mp.mask_kind == KeyMask::kLengths) {
@@ -283,9 +296,9 @@ __global__ void __launch_bounds__(kFaThreads) fused_attention_kernel(const Fused
       for (int i = 0; i < RQ; ++i) {
         const int64_t si = q0 + row0 + i;
         const bool row_ok = si < p.s;  // rows past the end are computed, never read or written
-        const float* ab = nullptr;
+        const T* ab = nullptr;
         if (mp.attn_bias != nullptr && row_ok)
-          ab = mp.attn_bias +
+          ab = static_cast<const T*>(mp.attn_bias) +
                (((mp.ab_b == 1 ? 0 : bi) * mp.ab_n + (mp.ab_n == 1 ? 0 : ni)) * p.s + si) * p.l;
         const int32_t* m3 =
             mp.mask_kind == KeyMask::k3d && row_ok ? mp.mask + (bi * p.s + si) * p.l : nullptr;
@@ -304,7 +317,7 @@ __global__ void __launch_bounds__(kFaThreads) fused_attention_kernel(const Fused
             if (mp.causal && li > si + (p.l - p.s)) add = -FLT_MAX;
             // Rounded as the unfused path does: scale * (q . k), then + mask, then + bias.
             x = __fadd_rn(__fmul_rn(sc[i][c], p.scale), add);
-            if (ab != nullptr) x += ab[li];
+            if (ab != nullptr) x += dev::load(ab[li]);
           }
           sc[i][c] = x;
           tile_max = fmaxf(tile_max, x);
@@ -364,7 +377,7 @@ __global__ void __launch_bounds__(kFaThreads) fused_attention_kernel(const Fused
     for (int i = 0; i < RQ; ++i) {
       const int64_t si = q0 + row0 + i;
       if (si >= p.s) continue;
-      float* yr = p.y + (bi * p.s + si) * p.n * p.hv + ni * p.hv;
+      T* yr = static_cast<T*>(p.y) + (bi * p.s + si) * p.n * p.hv + ni * p.hv;
 #pragma unroll
       for (int ch = 0; ch < kChunks; ++ch) {
         const int64_t d = (ch * 8 + tx) * 4;
@@ -376,7 +389,7 @@ __global__ void __launch_bounds__(kFaThreads) fused_attention_kernel(const Fused
         } else {
 #pragma unroll
           for (int u = 0; u < 4; ++u)
-            if (d + u < p.hv) yr[d + u] = float4_at(o, u);
+            if (d + u < p.hv) yr[d + u] = dev::store<T>(float4_at(o, u));
         }
       }
     }
@@ -389,20 +402,38 @@ struct FaConfig {
   size_t smem = 0;
 };
 
-template <int RQ, int DH>
+template <int RQ, int DH, typename T>
 FaConfig fa_config() {
-  return {fused_attention_kernel<RQ, DH>, fa_smem_bytes<RQ, DH>()};
+  return {fused_attention_kernel<RQ, DH, T>, fa_smem_bytes<RQ, DH>()};
 }
 
 // The instantiations: RQ 4 only up to DH 64 (registers and shared memory).
-FaConfig fa_pick(int rows, int dh) {
+template <typename T>
+FaConfig fa_pick_typed(int rows, int dh) {
   switch (dh) {
     case 32:
-      return rows == 4 ? fa_config<4, 32>() : rows == 2 ? fa_config<2, 32>() : fa_config<1, 32>();
+      return rows == 4   ? fa_config<4, 32, T>()
+             : rows == 2 ? fa_config<2, 32, T>()
+                         : fa_config<1, 32, T>();
     case 64:
-      return rows == 4 ? fa_config<4, 64>() : rows == 2 ? fa_config<2, 64>() : fa_config<1, 64>();
+      return rows == 4   ? fa_config<4, 64, T>()
+             : rows == 2 ? fa_config<2, 64, T>()
+                         : fa_config<1, 64, T>();
     case 128:
-      return rows == 2 ? fa_config<2, 128>() : rows == 1 ? fa_config<1, 128>() : FaConfig{};
+      return rows == 2 ? fa_config<2, 128, T>() : rows == 1 ? fa_config<1, 128, T>() : FaConfig{};
+    default:
+      return {};
+  }
+}
+
+FaConfig fa_pick(ElemType t, int rows, int dh) {
+  switch (t) {
+    case ElemType::kFloat:
+      return fa_pick_typed<float>(rows, dh);
+    case ElemType::kHalf:
+      return fa_pick_typed<__half>(rows, dh);
+    case ElemType::kBFloat16:
+      return fa_pick_typed<__nv_bfloat16>(rows, dh);
     default:
       return {};
   }
@@ -431,14 +462,14 @@ cudaError_t prepare_fused_attention(FusedAttentionParams& p) {
       p.rows = rows;
       break;
     }
-  const FaConfig c = fa_pick(p.rows, p.dh);
+  const FaConfig c = fa_pick(p.type, p.rows, p.dh);
   if (c.kernel == nullptr) return cudaErrorInvalidValue;
   return cudaFuncSetAttribute(c.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                               static_cast<int>(c.smem));
 }
 
 cudaError_t launch_fused_attention(const FusedAttentionParams& p, cudaStream_t stream) {
-  const FaConfig c = fa_pick(p.rows, p.dh);
+  const FaConfig c = fa_pick(p.type, p.rows, p.dh);
   if (c.kernel == nullptr) return cudaErrorInvalidValue;  // not prepared
   const int64_t work = fa_blocks(p, p.rows);
   if (work == 0) return cudaSuccess;

@@ -8,6 +8,8 @@
 
 #include <cstdint>
 
+#include "executor/cuda/kernels/launch_params.h"
+
 namespace xopt::cuda {
 
 // dst [b, n, t, h] = src [b, t, n * h] + bias [n * h] (bias may be null).
@@ -27,7 +29,9 @@ struct SoftmaxParams {
   // The batch items this launch covers: [b0, b0 + chunk) of b (chunk 0: all of them); scores
   // holds just those, masks and attention_bias are indexed by the item's place in the whole batch.
   int64_t b0 = 0, chunk = 0;
-  const float* attn_bias = nullptr;  // [ab_b, ab_n, s, l], ab_b in {1, b}, ab_n in {1, n}
+  // [ab_b, ab_n, s, l], ab_b in {1, b}, ab_n in {1, n}: float (launch_attention_softmax), or the
+  // element type of the fused kernel's Q, K and V.
+  const void* attn_bias = nullptr;
   int64_t ab_b = 1, ab_n = 1;
   const int32_t* mask = nullptr;
   KeyMask mask_kind = KeyMask::kNone;
@@ -47,18 +51,23 @@ inline constexpr int64_t kFusedAttentionMaxHead = 128;
 // an online softmax (no scratch). Q, K and V are read where they lie: head (bi, ni) of Q is the
 // [s, h] matrix at q + bi * q_b + ni * q_n with row stride q_row (K [l, h] and V [l, hv] alike),
 // plus the bias slice q_bias + ni * h (k_bias + ni * h, v_bias + ni * hv) when given.
+//
+// Q, K, V, the biases, attention_bias and y are all of `type`: float32, float16 or bfloat16 (the
+// half types loaded into the float tiles; scores, softmax and accumulators are float, y rounded
+// once).
 struct FusedAttentionParams {
+  ElemType type = ElemType::kFloat;
   int64_t b = 0, n = 0, s = 0, l = 0, h = 0, hv = 0;
-  const float* q = nullptr;
+  const void* q = nullptr;
   int64_t q_b = 0, q_n = 0, q_row = 0;
-  const float* k = nullptr;
+  const void* k = nullptr;
   int64_t k_b = 0, k_n = 0, k_row = 0;
-  const float* v = nullptr;
+  const void* v = nullptr;
   int64_t v_b = 0, v_n = 0, v_row = 0;
-  const float* q_bias = nullptr;
-  const float* k_bias = nullptr;
-  const float* v_bias = nullptr;
-  float* y = nullptr;  // [b, s, n * hv], every element written
+  const void* q_bias = nullptr;
+  const void* k_bias = nullptr;
+  const void* v_bias = nullptr;
+  void* y = nullptr;  // [b, s, n * hv], every element written
   float scale = 1.0f;
   // Masks and attention_bias as for launch_attention_softmax (b, n, s, l as above; b0 = 0,
   // chunk = 0: the launch covers the whole batch).

@@ -16,7 +16,8 @@ Result<Launch> batch_norm(CompileContext& ctx) {
   for (size_t i = 0; i < 5; ++i)
     if (ctx.input(i) == nullptr)
       return ctx.error("required input " + std::to_string(i) + " is missing");
-  XOPT_RETURN_IF_ERROR(require_float(ctx, {0, 1, 2, 3, 4}));
+  XOPT_ASSIGN_OR_RETURN(const ir::DType dt, require_float(ctx, {0, 1, 2, 3, 4}));
+  const ElemType et = elem_of(dt);
   const ir::Node& node = ctx.node();
   const int64_t opset = ctx.opset();
   bool training = false;
@@ -43,21 +44,21 @@ Result<Launch> batch_norm(CompileContext& ctx) {
                        std::to_string(ctx.input(i)->numel()) + " elements, expected " +
                        std::to_string(ch));
   const double eps = node.attr_float("epsilon", 1e-5f);
-  const float* xd = x.as<float>();
-  float* yd = ctx.output(0)->as<float>();
-  const float* scale = ctx.input(1)->as<float>();
-  const float* bias = ctx.input(2)->as<float>();
-  const float* mean = ctx.input(3)->as<float>();
-  const float* var = ctx.input(4)->as<float>();
+  const void* xd = x.data;
+  void* yd = ctx.output(0)->data;
+  const void* scale = ctx.input(1)->data;
+  const void* bias = ctx.input(2)->data;
+  const void* mean = ctx.input(3)->data;
+  const void* var = ctx.input(4)->data;
   return Launch([=](const LaunchEnv& env) -> Status {
     return check_launch(
-        launch_batch_norm(xd, yd, scale, bias, mean, var, eps, n, ch, inner, env.stream));
+        launch_batch_norm(et, xd, yd, scale, bias, mean, var, eps, n, ch, inner, env.stream));
   });
 }
 
 }  // namespace
 
 // Registered up to the newest opset the CPU reference is checked against (nn_util.h kLatestOpset).
-XOPT_CUDA_KERNEL("", "BatchNormalization", 1, 28, batch_norm);
+XOPT_CUDA_KERNEL_TYPES("", "BatchNormalization", 1, 28, batch_norm, "float32, float16, bfloat16");
 
 }  // namespace xopt::cuda

@@ -7,11 +7,14 @@
 
 #include <cstdint>
 
+#include "executor/cuda/kernels/launch_params.h"
+
 namespace xopt::cuda {
 
-// x, y: [n, channels, inner]; scale, bias, mean, var: [channels].
-cudaError_t launch_batch_norm(const float* x, float* y, const float* scale, const float* bias,
-                              const float* mean, const float* var, double epsilon, int64_t n,
-                              int64_t channels, int64_t inner, cudaStream_t stream);
+// x, y: [n, channels, inner]; scale, bias, mean, var: [channels]; all of float type `t` (float32,
+// float16, bfloat16: the coefficients are computed in double, the product in float).
+cudaError_t launch_batch_norm(ElemType t, const void* x, void* y, const void* scale,
+                              const void* bias, const void* mean, const void* var, double epsilon,
+                              int64_t n, int64_t channels, int64_t inner, cudaStream_t stream);
 
 }  // namespace xopt::cuda

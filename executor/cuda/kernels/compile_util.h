@@ -30,9 +30,38 @@ inline std::optional<ElemType> elem_type(ir::DType t) {
       return ElemType::kBool;
     case ir::DType::kFloat16:
       return ElemType::kHalf;
+    case ir::DType::kBFloat16:
+      return ElemType::kBFloat16;
     default:
       return std::nullopt;
   }
+}
+
+// What the float kernels claim in `--list-ops --device cuda`.
+inline constexpr const char* kFloatTypes = "float32, float16, bfloat16";
+
+// Whether `t` is a type the float kernels take: float32, float16 or bfloat16.
+inline bool is_float_type(ir::DType t) {
+  return t == ir::DType::kFloat || t == ir::DType::kFloat16 || t == ir::DType::kBFloat16;
+}
+
+// The float element type of `t`, or an unsupported-type error naming the node.
+inline Result<ElemType> float_elem(const CompileContext& ctx, ir::DType t) {
+  if (!is_float_type(t))
+    return ctx.unsupported("element type " + std::string(ir::dtype_name(t)) +
+                           " is not supported on the GPU (float32, float16, bfloat16)");
+  return *elem_type(t);
+}
+
+// Every given tensor (nullptr entries skipped) has element type `t`; else an error naming the node.
+inline Status same_type(const CompileContext& ctx, ir::DType t,
+                        std::initializer_list<const DeviceTensor*> ts) {
+  for (const DeviceTensor* d : ts)
+    if (d != nullptr && d->dtype != t)
+      return ctx.unsupported("mixed element types (" + std::string(ir::dtype_name(t)) + " and " +
+                             std::string(ir::dtype_name(d->dtype)) +
+                             ") are not supported on the GPU");
+  return Status::ok();
 }
 
 inline std::string dims_text(const std::vector<int64_t>& d) {

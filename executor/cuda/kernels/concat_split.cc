@@ -9,7 +9,8 @@
 namespace xopt::cuda {
 namespace {
 
-constexpr const char* kTypes = "any 1/2/4/8-byte type (float32, int32, int64, bool, ...)";
+constexpr const char* kTypes =
+    "any 1/2/4/8-byte type (float32, float16, bfloat16, int32, int64, bool, ...)";
 
 Result<size_t> element_size(const CompileContext& ctx, ir::DType t) {
   const size_t es = ir::dtype_size(t);

@@ -1,4 +1,6 @@
-// Conv, com.microsoft FusedConv and ConvTranspose through cuDNN (legacy API), fp32, 1-D to 3-D.
+// Conv, com.microsoft FusedConv and ConvTranspose through cuDNN (legacy API), 1-D to 3-D, float32,
+// float16 or bfloat16 (x, w, y, bias and Z of one type; the convolution descriptor's compute type
+// is always CUDNN_DATA_FLOAT: PSEUDO_HALF_CONFIG / PSEUDO_BFLOAT16_CONFIG, fp32 accumulation).
 //
 // Conv(X, W, B?) and FusedConv(X, W, B?, Z?) = act(conv(X, W) + B + Z): with Relu and a bias, one
 // cudnnConvolutionBiasActivationForward (Z through its alpha2 input); otherwise
@@ -12,7 +14,10 @@
 // workspace fits ctx.workspace_limit(); with options().tune the candidates are timed
 // (cudnnFind...AlgorithmEx) on scratch that is allocated and freed before returning. A choice an
 // earlier load stored (ctx.stored_choice(), "algo:math") that is still among the fitting candidates
-// is taken without either. Math is FMA-only (no TF32) unless options().tf32.
+// is taken without either. Math is FMA-only (no TF32) for fp32 unless options().tf32; float16 and
+// bfloat16 take the math type cuDNN suggests (tensor cores, fp32 accumulation). A geometry for
+// which cuDNN's heuristics offer no algorithm in that type is refused with an error naming the
+// node and the type (no silent fallback).
 #include <cuda_runtime.h>
 #include <cudnn.h>
 
@@ -32,6 +37,10 @@ namespace {
 constexpr size_t kAlign = 256;
 size_t align_up(size_t n) {
   return (n + kAlign - 1) / kAlign * kAlign;
+}
+
+std::string type_name(ir::DType t) {
+  return std::string(ir::dtype_name(t));
 }
 
 // Scratch allocated at compile time for --tune and freed when it goes out of scope.
@@ -65,9 +74,10 @@ const Perf* stored_candidate(const std::vector<Perf>& fits, const std::string& s
   return nullptr;
 }
 
-cudnnMathType_t math_type(const CompileContext& ctx, cudnnMathType_t suggested) {
+cudnnMathType_t math_type(const CompileContext& ctx, cudnnMathType_t suggested, ir::DType t) {
   // With TF32 off, FMA_MATH keeps cuDNN off the tensor cores for fp32 (DEFAULT_MATH allows TF32
-  // on Ampere and later).
+  // on Ampere and later). Half types accumulate in fp32 on the tensor cores either way.
+  if (t != ir::DType::kFloat) return suggested;
   return ctx.options().tf32 ? suggested : CUDNN_FMA_MATH;
 }
 
@@ -96,7 +106,10 @@ Result<Launch> compile_conv(CompileContext& ctx, const ActParams& act, const Dev
   const DeviceTensor* xp = ctx.input(0);
   const DeviceTensor* wp = ctx.input(1);
   if (xp == nullptr || wp == nullptr) return ctx.error("X and W are required");
-  XOPT_RETURN_IF_ERROR(require_float(ctx, {0, 1, 2, 3}));
+  XOPT_ASSIGN_OR_RETURN(const ir::DType dt, require_float(ctx, {0, 1, 2, 3}));
+  const ElemType et = elem_of(dt);
+  const cudnnDataType_t cdt = cudnn_type(dt);
+  const size_t es = ir::dtype_size(dt);
   const DeviceTensor& x = *xp;
   const DeviceTensor& wt = *wp;
   const DeviceTensor* b = ctx.input(2);
@@ -154,7 +167,7 @@ Result<Launch> compile_conv(CompileContext& ctx, const ActParams& act, const Dev
       st->pad_before[i] = before[i];
       st->pad_out[i] = in_padded[i];
     }
-    st->pad_bytes = align_up(static_cast<size_t>(product(g.x_dims)) * sizeof(float));
+    st->pad_bytes = align_up(static_cast<size_t>(product(g.x_dims)) * es);
   }
   if (r == 1) {  // [N, C, W] as [N, C, 1, W]
     g.x_dims.insert(g.x_dims.begin() + 2, 1);
@@ -171,19 +184,19 @@ Result<Launch> compile_conv(CompileContext& ctx, const ActParams& act, const Dev
   const size_t budget = ctx.workspace_limit() - st->pad_bytes;
 
   cudnnHandle_t h = ctx.handles().cudnn;
-  XOPT_ASSIGN_OR_RETURN(st->x, st->d.tensor(g.x_dims));
-  XOPT_ASSIGN_OR_RETURN(st->y, st->d.tensor(g.y_dims));
+  XOPT_ASSIGN_OR_RETURN(st->x, st->d.tensor(g.x_dims, cdt));
+  XOPT_ASSIGN_OR_RETURN(st->y, st->d.tensor(g.y_dims, cdt));
   XOPT_CUDNN_RETURN_IF_ERROR(cudnnCreateFilterDescriptor(&st->d.filter));
   const std::vector<int> wd = to_ints(g.w_dims);
-  XOPT_CUDNN_RETURN_IF_ERROR(cudnnSetFilterNdDescriptor(
-      st->d.filter, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, static_cast<int>(wd.size()), wd.data()));
+  XOPT_CUDNN_RETURN_IF_ERROR(cudnnSetFilterNdDescriptor(st->d.filter, cdt, CUDNN_TENSOR_NCHW,
+                                                        static_cast<int>(wd.size()), wd.data()));
   XOPT_CUDNN_RETURN_IF_ERROR(cudnnCreateConvolutionDescriptor(&st->d.conv));
   XOPT_CUDNN_RETURN_IF_ERROR(cudnnSetConvolutionNdDescriptor(
       st->d.conv, static_cast<int>(g.pads.size()), g.pads.data(), g.strides.data(),
       g.dilations.data(), CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
   XOPT_CUDNN_RETURN_IF_ERROR(cudnnSetConvolutionGroupCount(st->d.conv, static_cast<int>(group)));
   XOPT_CUDNN_RETURN_IF_ERROR(
-      cudnnSetConvolutionMathType(st->d.conv, math_type(ctx, CUDNN_DEFAULT_MATH)));
+      cudnnSetConvolutionMathType(st->d.conv, math_type(ctx, CUDNN_DEFAULT_MATH, dt)));
   {  // cuDNN must agree with the planned output shape.
     std::vector<int> od(g.y_dims.size());
     XOPT_CUDNN_RETURN_IF_ERROR(cudnnGetConvolutionNdForwardOutputDim(
@@ -210,8 +223,10 @@ Result<Launch> compile_conv(CompileContext& ctx, const ActParams& act, const Dev
       max_fit = std::max(max_fit, p.memory);
     }
   if (fits.empty())
-    return ctx.unsupported("no cuDNN forward algorithm fits the workspace limit of " +
-                           std::to_string(budget) + " bytes");
+    return ctx.unsupported("no cuDNN forward algorithm for " + type_name(dt) +
+                           (perf.empty() ? "" : " that fits") + " the workspace limit of " +
+                           std::to_string(budget) + " bytes (" + std::to_string(perf.size()) +
+                           " candidates)");
   cudnnConvolutionFwdAlgoPerf_t chosen = fits.front();
   const cudnnConvolutionFwdAlgoPerf_t* reuse = stored_candidate(fits, ctx.stored_choice());
   if (reuse != nullptr) {
@@ -236,7 +251,7 @@ Result<Launch> compile_conv(CompileContext& ctx, const ActParams& act, const Dev
   st->fwd_algo = chosen.algo;
   ctx.record_choice(choice_of(chosen), reuse != nullptr);
   XOPT_CUDNN_RETURN_IF_ERROR(
-      cudnnSetConvolutionMathType(st->d.conv, math_type(ctx, chosen.mathType)));
+      cudnnSetConvolutionMathType(st->d.conv, math_type(ctx, chosen.mathType, dt)));
   XOPT_CUDNN_RETURN_IF_ERROR(cudnnGetConvolutionForwardWorkspaceSize(
       h, st->x, st->d.filter, st->d.conv, st->y, st->fwd_algo, &st->conv_ws));
   if (st->conv_ws > budget)
@@ -249,32 +264,32 @@ Result<Launch> compile_conv(CompileContext& ctx, const ActParams& act, const Dev
   if (fused) {
     std::vector<int64_t> bd(g.y_dims.size(), 1);
     bd[1] = m_out;
-    XOPT_ASSIGN_OR_RETURN(st->bias, st->d.tensor(bd));
+    XOPT_ASSIGN_OR_RETURN(st->bias, st->d.tensor(bd, cdt));
     XOPT_CUDNN_RETURN_IF_ERROR(cudnnCreateActivationDescriptor(&st->d.act));
     XOPT_CUDNN_RETURN_IF_ERROR(cudnnSetActivationDescriptor(st->d.act, CUDNN_ACTIVATION_RELU,
                                                             CUDNN_NOT_PROPAGATE_NAN, 0.0));
   }
   const bool epilogue = !fused && (b != nullptr || z != nullptr || act.kind != ActKind::kIdentity);
-  const float* xd = x.as<float>();
-  const float* wdp = wt.as<float>();
-  const float* bdp = b != nullptr ? b->as<float>() : nullptr;
-  const float* zd = z != nullptr ? z->as<float>() : nullptr;
-  float* yd = y.as<float>();
+  const void* xd = x.data;
+  const void* wdp = wt.data;
+  const void* bdp = b != nullptr ? b->data : nullptr;
+  const void* zd = z != nullptr ? z->data : nullptr;
+  void* yd = y.data;
   // Z planned in Y's bytes: the convolution accumulates onto it (beta = 1) instead of reading it
   // after it has been overwritten.
   const bool z_in_y = zd != nullptr && zd == yd;
   if (z_in_y && !fused) zd = nullptr;
   const int64_t n_out = y.numel(), inner = product(w.out);
-  return Launch([st, h, xd, wdp, bdp, zd, yd, fused, epilogue, z_in_y, act, n_out, m_out,
+  return Launch([st, h, et, xd, wdp, bdp, zd, yd, fused, epilogue, z_in_y, act, n_out, m_out,
                  inner](const LaunchEnv& env) -> Status {
     if (env.workspace_bytes < st->pad_bytes + st->conv_ws)
       return internal_error("conv: workspace smaller than requested");
     XOPT_CUDNN_RETURN_IF_ERROR(cudnnSetStream(h, env.stream));
-    const float* xin = xd;
+    const void* xin = xd;
     if (st->pad) {
-      float* xpad = static_cast<float*>(env.workspace);
+      void* xpad = env.workspace;
       XOPT_RETURN_IF_ERROR(
-          check_launch(launch_pad_spatial(xd, xpad, st->pad_lead, st->pad_rank, st->pad_in,
+          check_launch(launch_pad_spatial(et, xd, xpad, st->pad_lead, st->pad_rank, st->pad_in,
                                           st->pad_before, st->pad_out, env.stream)));
       xin = xpad;
     }
@@ -284,18 +299,18 @@ Result<Launch> compile_conv(CompileContext& ctx, const ActParams& act, const Dev
       const float alpha2 = zd != nullptr ? 1.0f : 0.0f;
       // Where cuDNN refuses the fused call for this geometry (it says so before enqueuing
       // anything), the plain convolution and the epilogue kernel do the same.
-      if (cudnnConvolutionBiasActivationForward(
-              h, &one, st->x, xin, st->d.filter, wdp, st->d.conv, st->fwd_algo, ws, st->conv_ws,
-              &alpha2, st->y, zd != nullptr ? static_cast<const void*>(zd) : yd, st->bias, bdp,
-              st->d.act, st->y, yd) == CUDNN_STATUS_SUCCESS)
+      if (cudnnConvolutionBiasActivationForward(h, &one, st->x, xin, st->d.filter, wdp, st->d.conv,
+                                                st->fwd_algo, ws, st->conv_ws, &alpha2, st->y,
+                                                zd != nullptr ? zd : yd, st->bias, bdp, st->d.act,
+                                                st->y, yd) == CUDNN_STATUS_SUCCESS)
         return Status::ok();
     }
     XOPT_CUDNN_RETURN_IF_ERROR(cudnnConvolutionForward(h, &one, st->x, xin, st->d.filter, wdp,
                                                        st->d.conv, st->fwd_algo, ws, st->conv_ws,
                                                        z_in_y ? &one : &zero, st->y, yd));
     if (epilogue || fused)
-      return check_launch(
-          launch_bias_act(yd, bdp, z_in_y ? nullptr : zd, n_out, m_out, inner, act, env.stream));
+      return check_launch(launch_bias_act(et, yd, bdp, z_in_y ? nullptr : zd, n_out, m_out, inner,
+                                          act, env.stream));
     return Status::ok();
   });
 }
@@ -316,7 +331,10 @@ Result<Launch> conv_transpose(CompileContext& ctx) {
   const DeviceTensor* xp = ctx.input(0);
   const DeviceTensor* wp = ctx.input(1);
   if (xp == nullptr || wp == nullptr) return ctx.error("X and W are required");
-  XOPT_RETURN_IF_ERROR(require_float(ctx, {0, 1, 2}));
+  XOPT_ASSIGN_OR_RETURN(const ir::DType dt, require_float(ctx, {0, 1, 2}));
+  const ElemType et = elem_of(dt);
+  const cudnnDataType_t cdt = cudnn_type(dt);
+  const size_t es = ir::dtype_size(dt);
   const DeviceTensor& x = *xp;
   const DeviceTensor& wt = *wp;
   const DeviceTensor* b = ctx.input(2);
@@ -421,7 +439,7 @@ Result<Launch> conv_transpose(CompileContext& ctx) {
       st->pad_before[i] = -w.pads[i];
       st->pad_out[i] = w.out[i];
     }
-    st->pad_bytes = align_up(static_cast<size_t>(product(g.y_dims)) * sizeof(float));
+    st->pad_bytes = align_up(static_cast<size_t>(product(g.y_dims)) * es);
     if (st->pad_bytes > ctx.workspace_limit())
       return ctx.unsupported("these pads need the full result in the workspace (" +
                              std::to_string(st->pad_bytes) + " bytes), above the limit of " +
@@ -436,19 +454,19 @@ Result<Launch> conv_transpose(CompileContext& ctx) {
     g.dilations.insert(g.dilations.begin(), 1);
   }
   cudnnHandle_t h = ctx.handles().cudnn;
-  XOPT_ASSIGN_OR_RETURN(st->x, st->d.tensor(g.x_dims));  // dy
-  XOPT_ASSIGN_OR_RETURN(st->y, st->d.tensor(g.y_dims));  // dx
+  XOPT_ASSIGN_OR_RETURN(st->x, st->d.tensor(g.x_dims, cdt));  // dy
+  XOPT_ASSIGN_OR_RETURN(st->y, st->d.tensor(g.y_dims, cdt));  // dx
   XOPT_CUDNN_RETURN_IF_ERROR(cudnnCreateFilterDescriptor(&st->d.filter));
   const std::vector<int> wd = to_ints(g.w_dims);
-  XOPT_CUDNN_RETURN_IF_ERROR(cudnnSetFilterNdDescriptor(
-      st->d.filter, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, static_cast<int>(wd.size()), wd.data()));
+  XOPT_CUDNN_RETURN_IF_ERROR(cudnnSetFilterNdDescriptor(st->d.filter, cdt, CUDNN_TENSOR_NCHW,
+                                                        static_cast<int>(wd.size()), wd.data()));
   XOPT_CUDNN_RETURN_IF_ERROR(cudnnCreateConvolutionDescriptor(&st->d.conv));
   XOPT_CUDNN_RETURN_IF_ERROR(cudnnSetConvolutionNdDescriptor(
       st->d.conv, static_cast<int>(g.pads.size()), g.pads.data(), g.strides.data(),
       g.dilations.data(), CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
   XOPT_CUDNN_RETURN_IF_ERROR(cudnnSetConvolutionGroupCount(st->d.conv, static_cast<int>(group)));
   XOPT_CUDNN_RETURN_IF_ERROR(
-      cudnnSetConvolutionMathType(st->d.conv, math_type(ctx, CUDNN_DEFAULT_MATH)));
+      cudnnSetConvolutionMathType(st->d.conv, math_type(ctx, CUDNN_DEFAULT_MATH, dt)));
 
   const size_t budget = ctx.workspace_limit() - st->pad_bytes;
   int count = 0;
@@ -466,8 +484,10 @@ Result<Launch> conv_transpose(CompileContext& ctx) {
       max_fit = std::max(max_fit, p.memory);
     }
   if (fits.empty())
-    return ctx.unsupported("no cuDNN backward-data algorithm fits the workspace limit of " +
-                           std::to_string(budget) + " bytes");
+    return ctx.unsupported("no cuDNN backward-data algorithm for " + type_name(dt) +
+                           (perf.empty() ? "" : " that fits") + " the workspace limit of " +
+                           std::to_string(budget) + " bytes (" + std::to_string(perf.size()) +
+                           " candidates)");
   cudnnConvolutionBwdDataAlgoPerf_t chosen = fits.front();
   const cudnnConvolutionBwdDataAlgoPerf_t* reuse = stored_candidate(fits, ctx.stored_choice());
   if (reuse != nullptr) {
@@ -491,7 +511,7 @@ Result<Launch> conv_transpose(CompileContext& ctx) {
   st->bwd_algo = chosen.algo;
   ctx.record_choice(choice_of(chosen), reuse != nullptr);
   XOPT_CUDNN_RETURN_IF_ERROR(
-      cudnnSetConvolutionMathType(st->d.conv, math_type(ctx, chosen.mathType)));
+      cudnnSetConvolutionMathType(st->d.conv, math_type(ctx, chosen.mathType, dt)));
   XOPT_CUDNN_RETURN_IF_ERROR(cudnnGetConvolutionBackwardDataWorkspaceSize(
       h, st->d.filter, st->x, st->d.conv, st->y, st->bwd_algo, &st->conv_ws));
   if (st->conv_ws > budget)
@@ -499,28 +519,28 @@ Result<Launch> conv_transpose(CompileContext& ctx) {
                            " bytes of workspace");
   ctx.request_workspace(st->pad_bytes + st->conv_ws);
 
-  const float* xd = x.as<float>();
-  const float* wdp = wt.as<float>();
-  const float* bdp = b != nullptr ? b->as<float>() : nullptr;
-  float* yd = y.as<float>();
+  const void* xd = x.data;
+  const void* wdp = wt.data;
+  const void* bdp = b != nullptr ? b->data : nullptr;
+  void* yd = y.data;
   const int64_t n_out = y.numel(), inner = product(w.out);
-  return Launch([st, h, xd, wdp, bdp, yd, n_out, m_out, inner](const LaunchEnv& env) -> Status {
+  return Launch([st, h, et, xd, wdp, bdp, yd, n_out, m_out, inner](const LaunchEnv& env) -> Status {
     if (env.workspace_bytes < st->pad_bytes + st->conv_ws)
       return internal_error("ConvTranspose: workspace smaller than requested");
     XOPT_CUDNN_RETURN_IF_ERROR(cudnnSetStream(h, env.stream));
     const float one = 1.0f, zero = 0.0f;
-    float* full = st->pad ? static_cast<float*>(env.workspace) : yd;
+    void* full = st->pad ? env.workspace : yd;
     void* ws = st->conv_ws > 0 ? static_cast<char*>(env.workspace) + st->pad_bytes : nullptr;
     XOPT_CUDNN_RETURN_IF_ERROR(cudnnConvolutionBackwardData(h, &one, st->d.filter, wdp, st->x, xd,
                                                             st->d.conv, st->bwd_algo, ws,
                                                             st->conv_ws, &zero, st->y, full));
     if (st->pad)
       XOPT_RETURN_IF_ERROR(
-          check_launch(launch_pad_spatial(full, yd, st->pad_lead, st->pad_rank, st->pad_in,
+          check_launch(launch_pad_spatial(et, full, yd, st->pad_lead, st->pad_rank, st->pad_in,
                                           st->pad_before, st->pad_out, env.stream)));
     if (bdp != nullptr)
       return check_launch(
-          launch_bias_act(yd, bdp, nullptr, n_out, m_out, inner, ActParams{}, env.stream));
+          launch_bias_act(et, yd, bdp, nullptr, n_out, m_out, inner, ActParams{}, env.stream));
     return Status::ok();
   });
 }
@@ -529,8 +549,9 @@ Result<Launch> conv_transpose(CompileContext& ctx) {
 
 // Registered up to the newest opset the CPU reference is checked against (nn_util.h kLatestOpset):
 // neither op has changed meaning since its first version.
-XOPT_CUDA_KERNEL("", "Conv", 1, 28, conv);
-XOPT_CUDA_KERNEL("", "ConvTranspose", 1, 28, conv_transpose);
-XOPT_CUDA_KERNEL("com.microsoft", "FusedConv", 1, 1, fused_conv);
+constexpr const char* kTypes = "float32, float16, bfloat16 (fp32 accumulation)";
+XOPT_CUDA_KERNEL_TYPES("", "Conv", 1, 28, conv, kTypes);
+XOPT_CUDA_KERNEL_TYPES("", "ConvTranspose", 1, 28, conv_transpose, kTypes);
+XOPT_CUDA_KERNEL_TYPES("com.microsoft", "FusedConv", 1, 1, fused_conv, kTypes);
 
 }  // namespace xopt::cuda

@@ -2,6 +2,7 @@
 #include <cfloat>
 
 #include "executor/cuda/kernels/conv_epilogue.cuh"
+#include "executor/cuda/kernels/lowp.cuh"
 
 namespace xopt::cuda {
 namespace {
@@ -51,14 +52,15 @@ __device__ float apply_act(float x, const ActParams& a) {
   return x;
 }
 
-__global__ void bias_act_kernel(float* y, const float* bias, const float* z, int64_t n,
-                                int64_t channels, int64_t inner, ActParams act) {
+template <typename T>
+__global__ void bias_act_kernel(T* y, const T* bias, const T* z, int64_t n, int64_t channels,
+                                int64_t inner, ActParams act) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    float v = y[i];
-    if (bias != nullptr) v += bias[(i / inner) % channels];
-    if (z != nullptr) v += z[i];
-    y[i] = apply_act(v, act);
+    float v = dev::load(y[i]);
+    if (bias != nullptr) v += dev::load(bias[(i / inner) % channels]);
+    if (z != nullptr) v += dev::load(z[i]);
+    y[i] = dev::store<T>(apply_act(v, act));
   }
 }
 
@@ -67,7 +69,8 @@ struct PadGeom {
   int64_t in[3], before[3], out[3];
 };
 
-__global__ void pad_kernel(const float* x, float* y, int64_t total, PadGeom g) {
+template <typename T>
+__global__ void pad_kernel(const T* x, T* y, int64_t total, PadGeom g) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     int64_t rest = i, src = 0, mul = 1;
@@ -80,11 +83,12 @@ __global__ void pad_kernel(const float* x, float* y, int64_t total, PadGeom g) {
       src += s * mul;
       mul *= g.in[d];
     }
-    y[i] = inside ? x[rest * mul + src] : 0.0f;
+    y[i] = inside ? x[rest * mul + src] : dev::store<T>(0.0f);
   }
 }
 
-__global__ void broadcast_2d_kernel(const float* c, float* y, int64_t m, int64_t n, int64_t c_rows,
+template <typename T>
+__global__ void broadcast_2d_kernel(const T* c, T* y, int64_t m, int64_t n, int64_t c_rows,
                                     int64_t c_cols) {
   const int64_t total = m * n;
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
@@ -96,16 +100,21 @@ __global__ void broadcast_2d_kernel(const float* c, float* y, int64_t m, int64_t
 
 }  // namespace
 
-cudaError_t launch_bias_act(float* y, const float* bias, const float* z, int64_t n,
+cudaError_t launch_bias_act(ElemType t, void* y, const void* bias, const void* z, int64_t n,
                             int64_t channels, int64_t inner, ActParams act, cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
-  bias_act_kernel<<<blocks_for(n), kThreads, 0, stream>>>(
-      y, bias, z, n, channels < 1 ? 1 : channels, inner < 1 ? 1 : inner, act);
-  return cudaGetLastError();
+  return dev::dispatch_float(t, [&](auto tag) {
+    using T = decltype(tag);
+    bias_act_kernel<<<blocks_for(n), kThreads, 0, stream>>>(
+        static_cast<T*>(y), static_cast<const T*>(bias), static_cast<const T*>(z), n,
+        channels < 1 ? 1 : channels, inner < 1 ? 1 : inner, act);
+    return cudaGetLastError();
+  });
 }
 
-cudaError_t launch_pad_spatial(const float* x, float* y, int64_t lead, int rank, const int64_t* in,
-                               const int64_t* before, const int64_t* out, cudaStream_t stream) {
+cudaError_t launch_pad_spatial(ElemType t, const void* x, void* y, int64_t lead, int rank,
+                               const int64_t* in, const int64_t* before, const int64_t* out,
+                               cudaStream_t stream) {
   if (rank < 1 || rank > 3) return cudaErrorInvalidValue;
   PadGeom g{};
   g.rank = rank;
@@ -117,15 +126,23 @@ cudaError_t launch_pad_spatial(const float* x, float* y, int64_t lead, int rank,
     total *= out[d];
   }
   if (total == 0) return cudaSuccess;
-  pad_kernel<<<blocks_for(total), kThreads, 0, stream>>>(x, y, total, g);
-  return cudaGetLastError();
+  return dev::dispatch_float(t, [&](auto tag) {
+    using T = decltype(tag);
+    pad_kernel<<<blocks_for(total), kThreads, 0, stream>>>(static_cast<const T*>(x),
+                                                           static_cast<T*>(y), total, g);
+    return cudaGetLastError();
+  });
 }
 
-cudaError_t launch_broadcast_2d(const float* c, float* y, int64_t m, int64_t n, int64_t c_rows,
-                                int64_t c_cols, cudaStream_t stream) {
+cudaError_t launch_broadcast_2d(ElemType t, const void* c, void* y, int64_t m, int64_t n,
+                                int64_t c_rows, int64_t c_cols, cudaStream_t stream) {
   if (m * n == 0) return cudaSuccess;
-  broadcast_2d_kernel<<<blocks_for(m * n), kThreads, 0, stream>>>(c, y, m, n, c_rows, c_cols);
-  return cudaGetLastError();
+  return dev::dispatch_float(t, [&](auto tag) {
+    using T = decltype(tag);
+    broadcast_2d_kernel<<<blocks_for(m * n), kThreads, 0, stream>>>(
+        static_cast<const T*>(c), static_cast<T*>(y), m, n, c_rows, c_cols);
+    return cudaGetLastError();
+  });
 }
 
 }  // namespace xopt::cuda

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "executor/cuda/check.h"
 #include "executor/cuda/kernel.h"
 #include "executor/cuda/kernels/conv_epilogue.cuh"
+#include "executor/cuda/kernels/launch_params.h"
 
 namespace xopt::cuda {
 
@@ -187,12 +189,39 @@ inline Status check_output_dims(const CompileContext& ctx, size_t i,
   return Status::ok();
 }
 
-inline Status require_float(const CompileContext& ctx, std::initializer_list<size_t> which) {
-  for (size_t i : which)
-    if (ctx.input(i) != nullptr && ctx.input(i)->dtype != ir::DType::kFloat)
-      return ctx.unsupported("input " + std::to_string(i) + " is " +
-                             std::string(ir::dtype_name(ctx.input(i)->dtype)) + " (float32 only)");
-  return Status::ok();
+// The one float element type (float32, float16 or bfloat16) of inputs `which` (omitted ones
+// skipped) and output 0: an unsupported-type error for another type or a mix.
+inline Result<ir::DType> require_float(const CompileContext& ctx,
+                                       std::initializer_list<size_t> which) {
+  std::optional<ir::DType> t;
+  auto check = [&](const DeviceTensor* d, const std::string& what) -> Status {
+    if (d == nullptr) return Status::ok();
+    if (d->dtype != ir::DType::kFloat && d->dtype != ir::DType::kFloat16 &&
+        d->dtype != ir::DType::kBFloat16)
+      return ctx.unsupported(what + " is " + std::string(ir::dtype_name(d->dtype)) +
+                             " (float32, float16, bfloat16 only)");
+    if (t && *t != d->dtype)
+      return ctx.unsupported(what + " is " + std::string(ir::dtype_name(d->dtype)) +
+                             " but another operand " + std::string(ir::dtype_name(*t)) +
+                             " (mixed types are not supported on the GPU)");
+    t = d->dtype;
+    return Status::ok();
+  };
+  for (size_t i : which) XOPT_RETURN_IF_ERROR(check(ctx.input(i), "input " + std::to_string(i)));
+  XOPT_RETURN_IF_ERROR(check(ctx.output(0), "output 0"));
+  return t.value_or(ir::DType::kFloat);
+}
+
+// Our kernels' element type and cuDNN's data type for a float type.
+inline ElemType elem_of(ir::DType t) {
+  return t == ir::DType::kFloat16    ? ElemType::kHalf
+         : t == ir::DType::kBFloat16 ? ElemType::kBFloat16
+                                     : ElemType::kFloat;
+}
+inline cudnnDataType_t cudnn_type(ir::DType t) {
+  return t == ir::DType::kFloat16    ? CUDNN_DATA_HALF
+         : t == ir::DType::kBFloat16 ? CUDNN_DATA_BFLOAT16
+                                     : CUDNN_DATA_FLOAT;
 }
 
 // Owning cuDNN descriptors, created at compile time and destroyed with the Launch that holds them.
@@ -214,8 +243,9 @@ struct CudnnDescriptors {
     if (act != nullptr) cudnnDestroyActivationDescriptor(act);
   }
 
-  // A packed float NCHW-style tensor descriptor (dims padded with ones to rank 4).
-  Result<cudnnTensorDescriptor_t> tensor(std::vector<int64_t> dims) {
+  // A packed NCHW-style tensor descriptor of `type` (dims padded with ones to rank 4).
+  Result<cudnnTensorDescriptor_t> tensor(std::vector<int64_t> dims,
+                                         cudnnDataType_t type = CUDNN_DATA_FLOAT) {
     while (dims.size() < 4) dims.push_back(1);
     std::vector<int> d(dims.size()), s(dims.size());
     int64_t stride = 1;
@@ -229,8 +259,8 @@ struct CudnnDescriptors {
     cudnnTensorDescriptor_t t = nullptr;
     XOPT_CUDNN_RETURN_IF_ERROR(cudnnCreateTensorDescriptor(&t));
     tensors.push_back(t);
-    XOPT_CUDNN_RETURN_IF_ERROR(cudnnSetTensorNdDescriptor(
-        t, CUDNN_DATA_FLOAT, static_cast<int>(d.size()), d.data(), s.data()));
+    XOPT_CUDNN_RETURN_IF_ERROR(
+        cudnnSetTensorNdDescriptor(t, type, static_cast<int>(d.size()), d.data(), s.data()));
     return t;
   }
 };

@@ -16,6 +16,9 @@ enum TypeSet : unsigned {
   kI32 = 1u << static_cast<int>(ElemType::kInt32),
   kI64 = 1u << static_cast<int>(ElemType::kInt64),
   kBool = 1u << static_cast<int>(ElemType::kBool),
+  kF16 = 1u << static_cast<int>(ElemType::kHalf),
+  kBF16 = 1u << static_cast<int>(ElemType::kBFloat16),
+  kFloats = kF32 | kF16 | kBF16,  // float32, float16, bfloat16 (the half types computed in float)
 };
 
 bool in_set(ElemType t, unsigned set) {
@@ -79,7 +82,7 @@ Result<Launch> binary(CompileContext& ctx, BinaryOp op, unsigned types) {
   if (!ta || !in_set(*ta, types))
     return ctx.unsupported("element type " + type_text(a->dtype) + " is not supported on the GPU");
   if (op == BinaryOp::kPow) {
-    if (!tb || !in_set(*tb, kF32 | kI32 | kI64))
+    if (!tb || !in_set(*tb, kFloats | kI32 | kI64))
       return ctx.unsupported("exponent type " + type_text(b->dtype) + " is not supported");
   } else if (a->dtype != b->dtype) {
     return ctx.error("input 1 is " + type_text(b->dtype) + " but input 0 is " +
@@ -102,7 +105,7 @@ CompileFn binary_fn(BinaryOp op, unsigned types) {
 
 Result<Launch> mod(CompileContext& ctx) {
   const bool fmod = ctx.node().attr_int("fmod", 0) != 0;
-  return binary(ctx, fmod ? BinaryOp::kFMod : BinaryOp::kMod, kF32 | kI32 | kI64);
+  return binary(ctx, fmod ? BinaryOp::kFMod : BinaryOp::kMod, kFloats | kI32 | kI64);
 }
 
 // PRelu: the slope broadcasts (unidirectionally) to X; before opset 7 a 1-D slope of C elements
@@ -112,8 +115,8 @@ Result<Launch> prelu(CompileContext& ctx) {
   XOPT_ASSIGN_OR_RETURN(const DeviceTensor* slope, need_input(ctx, 1));
   XOPT_ASSIGN_OR_RETURN(const DeviceTensor* y, need_output(ctx, 0));
   if (x->dims != y->dims) return ctx.error("output dims differ from X");
-  if (x->dtype != ir::DType::kFloat || slope->dtype != ir::DType::kFloat)
-    return ctx.unsupported("element type " + type_text(x->dtype) + " is not supported on the GPU");
+  XOPT_ASSIGN_OR_RETURN(const ElemType et, float_elem(ctx, x->dtype));
+  XOPT_RETURN_IF_ERROR(same_type(ctx, x->dtype, {slope, y}));
   DeviceTensor s = *slope;
   bool ok = s.rank() <= x->rank();
   for (size_t i = 0; ok && i < s.rank(); ++i) {
@@ -136,8 +139,7 @@ Result<Launch> prelu(CompileContext& ctx) {
   const void* ps = s.data;
   void* py = y->data;
   return Launch([=](const LaunchEnv& env) {
-    return check_launch(launch_binary(BinaryOp::kPRelu, ElemType::kFloat, ElemType::kFloat, px, ps,
-                                      py, p, env.stream));
+    return check_launch(launch_binary(BinaryOp::kPRelu, et, et, px, ps, py, p, env.stream));
   });
 }
 
@@ -152,7 +154,7 @@ Result<Launch> variadic(CompileContext& ctx, VariadicOp op) {
   for (const DeviceTensor* t : ins)
     if (t->dtype != ins[0]->dtype) return ctx.error("inputs differ in element type");
   const auto t = elem_type(ins[0]->dtype);
-  const unsigned types = op == VariadicOp::kMean ? kF32 : (kF32 | kI32 | kI64);
+  const unsigned types = op == VariadicOp::kMean ? kFloats : (kFloats | kI32 | kI64);
   if (!t || !in_set(*t, types))
     return ctx.unsupported("element type " + type_text(ins[0]->dtype) +
                            " is not supported on the GPU");
@@ -230,47 +232,45 @@ Result<Launch> cast_like(CompileContext& ctx) {
   return cast_to(ctx, like->dtype);
 }
 
+constexpr const char* kNumeric = "float32, float16, bfloat16, int32, int64";
+
 }  // namespace
 
-XOPT_CUDA_KERNEL_TYPES("", "Add", 6, kLastOpset, binary_fn(BinaryOp::kAdd, kF32 | kI32 | kI64),
-                       "float32, int32, int64");
-XOPT_CUDA_KERNEL_TYPES("", "Sub", 6, kLastOpset, binary_fn(BinaryOp::kSub, kF32 | kI32 | kI64),
-                       "float32, int32, int64");
-XOPT_CUDA_KERNEL_TYPES("", "Mul", 6, kLastOpset, binary_fn(BinaryOp::kMul, kF32 | kI32 | kI64),
-                       "float32, int32, int64");
-XOPT_CUDA_KERNEL_TYPES("", "Div", 6, kLastOpset, binary_fn(BinaryOp::kDiv, kF32 | kI32 | kI64),
-                       "float32, int32, int64");
-XOPT_CUDA_KERNEL_TYPES("", "Mod", 10, kLastOpset, mod, "float32, int32, int64");
-XOPT_CUDA_KERNEL_TYPES("", "Pow", 6, kLastOpset, binary_fn(BinaryOp::kPow, kF32),
-                       "float32 (exponent float32, int32, int64)");
-XOPT_CUDA_KERNEL("", "PRelu", 6, kLastOpset, prelu);
+XOPT_CUDA_KERNEL_TYPES("", "Add", 6, kLastOpset, binary_fn(BinaryOp::kAdd, kFloats | kI32 | kI64),
+                       kNumeric);
+XOPT_CUDA_KERNEL_TYPES("", "Sub", 6, kLastOpset, binary_fn(BinaryOp::kSub, kFloats | kI32 | kI64),
+                       kNumeric);
+XOPT_CUDA_KERNEL_TYPES("", "Mul", 6, kLastOpset, binary_fn(BinaryOp::kMul, kFloats | kI32 | kI64),
+                       kNumeric);
+XOPT_CUDA_KERNEL_TYPES("", "Div", 6, kLastOpset, binary_fn(BinaryOp::kDiv, kFloats | kI32 | kI64),
+                       kNumeric);
+XOPT_CUDA_KERNEL_TYPES("", "Mod", 10, kLastOpset, mod, kNumeric);
+XOPT_CUDA_KERNEL_TYPES(
+    "", "Pow", 6, kLastOpset, binary_fn(BinaryOp::kPow, kFloats),
+    "float32, float16, bfloat16 (exponent float32, float16, bfloat16, int32, int64)");
+XOPT_CUDA_KERNEL_TYPES("", "PRelu", 6, kLastOpset, prelu, kFloatTypes);
 XOPT_CUDA_KERNEL_TYPES("", "Equal", 7, kLastOpset,
-                       binary_fn(BinaryOp::kEqual, kF32 | kI32 | kI64 | kBool),
-                       "float32, int32, int64, bool");
-XOPT_CUDA_KERNEL_TYPES("", "Less", 7, kLastOpset, binary_fn(BinaryOp::kLess, kF32 | kI32 | kI64),
-                       "float32, int32, int64");
+                       binary_fn(BinaryOp::kEqual, kFloats | kI32 | kI64 | kBool),
+                       "float32, float16, bfloat16, int32, int64, bool");
+XOPT_CUDA_KERNEL_TYPES("", "Less", 7, kLastOpset, binary_fn(BinaryOp::kLess, kFloats | kI32 | kI64),
+                       kNumeric);
 XOPT_CUDA_KERNEL_TYPES("", "Greater", 7, kLastOpset,
-                       binary_fn(BinaryOp::kGreater, kF32 | kI32 | kI64), "float32, int32, int64");
+                       binary_fn(BinaryOp::kGreater, kFloats | kI32 | kI64), kNumeric);
 XOPT_CUDA_KERNEL_TYPES("", "LessOrEqual", 12, kLastOpset,
-                       binary_fn(BinaryOp::kLessOrEqual, kF32 | kI32 | kI64),
-                       "float32, int32, int64");
+                       binary_fn(BinaryOp::kLessOrEqual, kFloats | kI32 | kI64), kNumeric);
 XOPT_CUDA_KERNEL_TYPES("", "GreaterOrEqual", 12, kLastOpset,
-                       binary_fn(BinaryOp::kGreaterOrEqual, kF32 | kI32 | kI64),
-                       "float32, int32, int64");
+                       binary_fn(BinaryOp::kGreaterOrEqual, kFloats | kI32 | kI64), kNumeric);
 XOPT_CUDA_KERNEL_TYPES("", "And", 7, kLastOpset, binary_fn(BinaryOp::kAnd, kBool), "bool");
 XOPT_CUDA_KERNEL_TYPES("", "Or", 7, kLastOpset, binary_fn(BinaryOp::kOr, kBool), "bool");
 XOPT_CUDA_KERNEL_TYPES("", "Xor", 7, kLastOpset, binary_fn(BinaryOp::kXor, kBool), "bool");
-XOPT_CUDA_KERNEL_TYPES("", "Max", 6, kLastOpset, variadic_fn(VariadicOp::kMax),
-                       "float32, int32, int64");
-XOPT_CUDA_KERNEL_TYPES("", "Min", 6, kLastOpset, variadic_fn(VariadicOp::kMin),
-                       "float32, int32, int64");
-XOPT_CUDA_KERNEL_TYPES("", "Sum", 6, kLastOpset, variadic_fn(VariadicOp::kSum),
-                       "float32, int32, int64");
-XOPT_CUDA_KERNEL("", "Mean", 6, kLastOpset, variadic_fn(VariadicOp::kMean));
+XOPT_CUDA_KERNEL_TYPES("", "Max", 6, kLastOpset, variadic_fn(VariadicOp::kMax), kNumeric);
+XOPT_CUDA_KERNEL_TYPES("", "Min", 6, kLastOpset, variadic_fn(VariadicOp::kMin), kNumeric);
+XOPT_CUDA_KERNEL_TYPES("", "Sum", 6, kLastOpset, variadic_fn(VariadicOp::kSum), kNumeric);
+XOPT_CUDA_KERNEL_TYPES("", "Mean", 6, kLastOpset, variadic_fn(VariadicOp::kMean), kFloatTypes);
 XOPT_CUDA_KERNEL_TYPES("", "Where", 9, kLastOpset, where, "any 1/2/4/8-byte type (condition bool)");
 XOPT_CUDA_KERNEL_TYPES("", "Cast", 6, kLastOpset, cast,
-                       "float32, float16, int32, int64, bool (to and from)");
+                       "float32, float16, bfloat16, int32, int64, bool (to and from)");
 XOPT_CUDA_KERNEL_TYPES("", "CastLike", 15, kLastOpset, cast_like,
-                       "float32, float16, int32, int64, bool (to and from)");
+                       "float32, float16, bfloat16, int32, int64, bool (to and from)");
 
 }  // namespace xopt::cuda

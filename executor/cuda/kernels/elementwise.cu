@@ -2,14 +2,13 @@
 // same-shape case runs 4 elements per thread through 16-byte (or 4-byte for bool) vector accesses
 // when the pointers allow it, a scalar operand is read once per thread, and everything else walks
 // the IndexPlan with 32-bit index math where the offsets fit.
-#include <cuda_fp16.h>
-
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
 
 #include "executor/cuda/kernels/device_util.cuh"
 #include "executor/cuda/kernels/elementwise.cuh"
+#include "executor/cuda/kernels/lowp.cuh"
 
 namespace xopt::cuda {
 namespace {
@@ -133,6 +132,17 @@ struct OrF {
 };
 struct XorF {
   __device__ bool operator()(bool a, bool b) const { return a != b; }
+};
+
+// A float functor on float16/bfloat16 operands: both loaded as float, the result stored as TO
+// (rounded once; bool for comparisons). Integer operands (Pow's exponent) pass through.
+template <typename F, typename TO>
+struct ViaFloat {
+  F f;
+  template <typename A, typename B>
+  __device__ TO operator()(A a, B b) const {
+    return dev::store<TO>(f(dev::load(a), dev::load(b)));
+  }
 };
 
 // ---- binary kernels ----
@@ -313,13 +323,18 @@ cudaError_t run_binary(const void* pa, const void* pb, void* py, const IndexPlan
   return cudaGetLastError();
 }
 
-// Same-typed numeric op over float/int32/int64.
+// Same-typed numeric op over float/float16/bfloat16/int32/int64 (the half types in float).
 template <typename F>
 cudaError_t numeric_same(ElemType t, const void* a, const void* b, void* y, const IndexPlan& p, F f,
                          cudaStream_t s) {
   switch (t) {
     case ElemType::kFloat:
       return run_binary<float, float, float>(a, b, y, p, f, s);
+    case ElemType::kHalf:
+      return run_binary<__half, __half, __half>(a, b, y, p, ViaFloat<F, __half>{f}, s);
+    case ElemType::kBFloat16:
+      return run_binary<__nv_bfloat16, __nv_bfloat16, __nv_bfloat16>(
+          a, b, y, p, ViaFloat<F, __nv_bfloat16>{f}, s);
     case ElemType::kInt32:
       return run_binary<int32_t, int32_t, int32_t>(a, b, y, p, f, s);
     case ElemType::kInt64:
@@ -335,6 +350,10 @@ cudaError_t compare(ElemType t, const void* a, const void* b, void* y, const Ind
   switch (t) {
     case ElemType::kFloat:
       return run_binary<float, float, bool>(a, b, y, p, f, s);
+    case ElemType::kHalf:
+      return run_binary<__half, __half, bool>(a, b, y, p, ViaFloat<F, bool>{f}, s);
+    case ElemType::kBFloat16:
+      return run_binary<__nv_bfloat16, __nv_bfloat16, bool>(a, b, y, p, ViaFloat<F, bool>{f}, s);
     case ElemType::kInt32:
       return run_binary<int32_t, int32_t, bool>(a, b, y, p, f, s);
     case ElemType::kInt64:
@@ -382,12 +401,14 @@ __global__ void variadic_kernel(VariadicArgs in, T* y, IndexPlan p) {
       for (int k = 0; k < kMaxOperands; ++k)
         if (k < k_in) off[k] += c * static_cast<I>(p.strides[k][d]);
     }
-    T acc = static_cast<const T*>(in.in[0])[off[0]];
+    // float16/bfloat16 fold in float and round once.
+    using C = decltype(dev::load(T{}));
+    C acc = dev::load(static_cast<const T*>(in.in[0])[off[0]]);
 #pragma unroll
     for (int k = 1; k < kMaxOperands; ++k)
-      if (k < k_in) acc = fold_step<kOp>(acc, static_cast<const T*>(in.in[k])[off[k]]);
-    if constexpr (kOp == VariadicOp::kMean) acc = acc / static_cast<T>(k_in);
-    y[i] = acc;
+      if (k < k_in) acc = fold_step<kOp>(acc, dev::load(static_cast<const T*>(in.in[k])[off[k]]));
+    if constexpr (kOp == VariadicOp::kMean) acc = acc / static_cast<C>(k_in);
+    y[i] = dev::store<T>(acc);
   }
 }
 
@@ -409,6 +430,10 @@ cudaError_t variadic_typed(ElemType t, const VariadicArgs& in, void* y, const In
   switch (t) {
     case ElemType::kFloat:
       return run_variadic<kOp, float>(in, y, p, s);
+    case ElemType::kHalf:
+      return run_variadic<kOp, __half>(in, y, p, s);
+    case ElemType::kBFloat16:
+      return run_variadic<kOp, __nv_bfloat16>(in, y, p, s);
     case ElemType::kInt32:
       if constexpr (kOp != VariadicOp::kMean) return run_variadic<kOp, int32_t>(in, y, p, s);
       return cudaErrorInvalidValue;
@@ -450,13 +475,10 @@ cudaError_t run_where(const bool* c, const void* x, const void* y, void* out, co
 
 // ---- cast ----
 
-// Value of one element as the compute type: float for float16.
+// Value of one element as the compute type: float for float16 and bfloat16.
 template <typename T>
 __device__ __forceinline__ auto load_compute(T v) {
-  if constexpr (std::is_same_v<T, __half>)
-    return __half2float(v);
-  else
-    return v;
+  return dev::load(v);
 }
 
 template <typename To, typename From>
@@ -488,8 +510,8 @@ __global__ void cast_kernel(const TI* x, TO* y, int64_t n) {
        i += stride) {
     const auto v = load_compute(x[i]);
     using C = decltype(v);
-    if constexpr (std::is_same_v<TO, __half>) {
-      y[i] = __float2half_rn(convert<float, C>(v));
+    if constexpr (dev::kIsLowp<TO>) {
+      y[i] = dev::store<TO>(convert<float, C>(v));
     } else {
       y[i] = convert<TO, C>(v);
     }
@@ -516,8 +538,32 @@ cudaError_t cast_from(ElemType to, const void* x, void* y, int64_t n, cudaStream
     case ElemType::kHalf:
       cast_kernel<<<g, kThreads, 0, s>>>(px, static_cast<__half*>(y), n);
       break;
+    case ElemType::kBFloat16:
+      cast_kernel<<<g, kThreads, 0, s>>>(px, static_cast<__nv_bfloat16*>(y), n);
+      break;
   }
   return cudaGetLastError();
+}
+
+// Pow with a float16/bfloat16 base: the exponent the base's type, float, int32 or int64.
+template <typename T>
+cudaError_t pow_lowp(ElemType b_type, const void* a, const void* b, void* y, const IndexPlan& p,
+                     cudaStream_t s) {
+  const ViaFloat<PowF, T> f{};
+  switch (b_type) {
+    case ElemType::kHalf:
+      return run_binary<T, __half, T>(a, b, y, p, f, s);
+    case ElemType::kBFloat16:
+      return run_binary<T, __nv_bfloat16, T>(a, b, y, p, f, s);
+    case ElemType::kFloat:
+      return run_binary<T, float, T>(a, b, y, p, f, s);
+    case ElemType::kInt32:
+      return run_binary<T, int32_t, T>(a, b, y, p, f, s);
+    case ElemType::kInt64:
+      return run_binary<T, int64_t, T>(a, b, y, p, f, s);
+    default:
+      return cudaErrorInvalidValue;
+  }
 }
 
 }  // namespace
@@ -539,6 +585,8 @@ cudaError_t launch_binary(BinaryOp op, ElemType a_type, ElemType b_type, const v
     case BinaryOp::kFMod:
       return numeric_same(a_type, a, b, y, p, ModF<true>{}, s);
     case BinaryOp::kPow:
+      if (a_type == ElemType::kHalf) return pow_lowp<__half>(b_type, a, b, y, p, s);
+      if (a_type == ElemType::kBFloat16) return pow_lowp<__nv_bfloat16>(b_type, a, b, y, p, s);
       if (a_type != ElemType::kFloat) return cudaErrorInvalidValue;
       switch (b_type) {
         case ElemType::kFloat:
@@ -551,8 +599,14 @@ cudaError_t launch_binary(BinaryOp op, ElemType a_type, ElemType b_type, const v
           return cudaErrorInvalidValue;
       }
     case BinaryOp::kPRelu:
-      if (a_type != ElemType::kFloat) return cudaErrorInvalidValue;
-      return run_binary<float, float, float>(a, b, y, p, PReluF{}, s);
+      if (a_type == ElemType::kFloat)
+        return run_binary<float, float, float>(a, b, y, p, PReluF{}, s);
+      if (a_type == ElemType::kHalf)
+        return run_binary<__half, __half, __half>(a, b, y, p, ViaFloat<PReluF, __half>{}, s);
+      if (a_type == ElemType::kBFloat16)
+        return run_binary<__nv_bfloat16, __nv_bfloat16, __nv_bfloat16>(
+            a, b, y, p, ViaFloat<PReluF, __nv_bfloat16>{}, s);
+      return cudaErrorInvalidValue;
     case BinaryOp::kEqual:
       return compare(a_type, a, b, y, p, EqF{}, s, true);
     case BinaryOp::kLess:
@@ -621,6 +675,8 @@ cudaError_t launch_cast(ElemType from, ElemType to, const void* x, void* y, int6
       return cast_from<bool>(to, x, y, n, s);
     case ElemType::kHalf:
       return cast_from<__half>(to, x, y, n, s);
+    case ElemType::kBFloat16:
+      return cast_from<__nv_bfloat16>(to, x, y, n, s);
   }
   return cudaErrorInvalidValue;
 }

@@ -1,4 +1,5 @@
-// Gemm, com.microsoft FusedGemm, MatMul and com.microsoft FusedMatMul through cuBLASLt, fp32.
+// Gemm, com.microsoft FusedGemm, MatMul and com.microsoft FusedMatMul through cuBLASLt: float32,
+// float16 or bfloat16 operands (one type per node), always accumulated in fp32.
 //
 // Gemm(A, B, C?) = act(alpha * A' B' + beta * C): a C of [N] or [1, N] with beta = 1 is
 // cuBLASLt's bias epilogue; any other C is broadcast into Y first and accumulated with beta. Relu
@@ -25,9 +26,9 @@
 namespace xopt::cuda {
 namespace {
 
-Status run_activation(float* y, int64_t n, const ActParams& act, cudaStream_t stream) {
+Status run_activation(ElemType t, void* y, int64_t n, const ActParams& act, cudaStream_t stream) {
   if (act.kind == ActKind::kIdentity) return Status::ok();
-  return check_launch(launch_bias_act(y, nullptr, nullptr, n, 1, 1, act, stream));
+  return check_launch(launch_bias_act(t, y, nullptr, nullptr, n, 1, 1, act, stream));
 }
 
 // Gemm with the node's transA, transB, alpha, beta and `act`.
@@ -35,7 +36,8 @@ Result<Launch> compile_gemm(CompileContext& ctx, ActParams act) {
   const DeviceTensor* ap = ctx.input(0);
   const DeviceTensor* bp = ctx.input(1);
   if (ap == nullptr || bp == nullptr) return ctx.error("A and B are required");
-  XOPT_RETURN_IF_ERROR(require_float(ctx, {0, 1, 2}));
+  XOPT_ASSIGN_OR_RETURN(const ir::DType dt, require_float(ctx, {0, 1, 2}));
+  const ElemType et = elem_of(dt);
   const DeviceTensor& a = *ap;
   const DeviceTensor& b = *bp;
   const DeviceTensor* c = ctx.input(2);
@@ -63,6 +65,7 @@ Result<Launch> compile_gemm(CompileContext& ctx, ActParams act) {
   s.b_cs = tb ? b.dims[1] : 1;
   s.y_ld = n;
   s.alpha = alpha;
+  s.type = lt_type(dt);
   const bool use_c = c != nullptr && beta != 0.0f;
   // C as [c_rows, c_cols] broadcast to [m, n].
   int64_t c_rows = 1, c_cols = 1;
@@ -77,7 +80,7 @@ Result<Launch> compile_gemm(CompileContext& ctx, ActParams act) {
   }
   const bool relu = act.kind == ActKind::kRelu;
   const bool bias_epilogue = use_c && beta == 1.0f && c_rows == 1 && c_cols == n;
-  const float* cdp = use_c ? c->as<float>() : nullptr;
+  const void* cdp = use_c ? c->data : nullptr;
   if (bias_epilogue) {
     s.epilogue = relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS;
     s.bias = cdp;
@@ -91,17 +94,17 @@ Result<Launch> compile_gemm(CompileContext& ctx, ActParams act) {
   ctx.request_workspace(g->workspace());
   // Broadcast C into Y unless it is already there (Y planned in place of a full-size C).
   const bool copy_c = use_c && !bias_epilogue && !(cdp == y.data && c_rows == m && c_cols == n);
-  const float* ad = a.as<float>();
-  const float* bd = b.as<float>();
-  float* yd = y.as<float>();
-  return Launch(
-      [g, ad, bd, yd, cdp, copy_c, c_rows, c_cols, m, n, after](const LaunchEnv& env) -> Status {
-        if (copy_c)
-          XOPT_RETURN_IF_ERROR(
-              check_launch(launch_broadcast_2d(cdp, yd, m, n, c_rows, c_cols, env.stream)));
-        XOPT_RETURN_IF_ERROR(g->run(ad, bd, yd, env.workspace, env.stream));
-        return run_activation(yd, m * n, after, env.stream);
-      });
+  const void* ad = a.data;
+  const void* bd = b.data;
+  void* yd = y.data;
+  return Launch([g, et, ad, bd, yd, cdp, copy_c, c_rows, c_cols, m, n,
+                 after](const LaunchEnv& env) -> Status {
+    if (copy_c)
+      XOPT_RETURN_IF_ERROR(
+          check_launch(launch_broadcast_2d(et, cdp, yd, m, n, c_rows, c_cols, env.stream)));
+    XOPT_RETURN_IF_ERROR(g->run(ad, bd, yd, env.workspace, env.stream));
+    return run_activation(et, yd, m * n, after, env.stream);
+  });
 }
 
 Result<Launch> gemm(CompileContext& ctx) {
@@ -164,7 +167,8 @@ Result<Launch> compile_matmul(CompileContext& ctx, const MatMulOptions& opt) {
   const DeviceTensor* ap = ctx.input(0);
   const DeviceTensor* bp = ctx.input(1);
   if (ap == nullptr || bp == nullptr) return ctx.error("A and B are required");
-  XOPT_RETURN_IF_ERROR(require_float(ctx, {0, 1}));
+  XOPT_ASSIGN_OR_RETURN(const ir::DType dt, require_float(ctx, {0, 1}));
+  const size_t es = ir::dtype_size(dt);
   const DeviceTensor& a = *ap;
   const DeviceTensor& b = *bp;
   if (a.rank() == 0 || b.rank() == 0) return ctx.error("MatMul operands must have rank >= 1");
@@ -195,7 +199,7 @@ Result<Launch> compile_matmul(CompileContext& ctx, const MatMulOptions& opt) {
   XOPT_RETURN_IF_ERROR(check_output_dims(ctx, 0, y_dims));
   const DeviceTensor& y = *ctx.output(0);
   if (y.numel() == 0) return Launch([](const LaunchEnv&) { return Status::ok(); });
-  float* yd = y.as<float>();
+  void* yd = y.data;
   if (k == 0) {  // an empty sum: zeros
     const size_t bytes = y.nbytes();
     return Launch([yd, bytes](const LaunchEnv& env) -> Status {
@@ -242,6 +246,7 @@ Result<Launch> compile_matmul(CompileContext& ctx, const MatMulOptions& opt) {
   s.a_rs = oa.rs(), s.a_cs = oa.cs(), s.b_rs = ob.rs(), s.b_cs = ob.cs();
   s.y_ld = n;
   s.alpha = opt.alpha;
+  s.type = lt_type(dt);
   s.batch = inner, s.a_bs = ia_s, s.b_bs = ib_s, s.y_bs = iy_s;
   // B shared by every batch and A's batches stacked rows: one product with M = batch * m.
   if (off_a.size() == 1 && inner > 1 && ib_s == 0 && oa.cs() == 1 && (m == 1 || oa.rs() == k) &&
@@ -251,9 +256,9 @@ Result<Launch> compile_matmul(CompileContext& ctx, const MatMulOptions& opt) {
     s.batch = 1, s.a_bs = s.b_bs = s.y_bs = 0;
   }
   // The alignment the algorithm may assume covers every call's offset.
-  auto with_offsets = [](const void* p, const std::vector<int64_t>& offs) {
+  auto with_offsets = [es](const void* p, const std::vector<int64_t>& offs) {
     uintptr_t v = reinterpret_cast<uintptr_t>(p);
-    for (int64_t o : offs) v |= static_cast<uintptr_t>(o) * sizeof(float);
+    for (int64_t o : offs) v |= static_cast<uintptr_t>(o) * es;
     return reinterpret_cast<const void*>(v);
   };
   XOPT_ASSIGN_OR_RETURN(
@@ -261,12 +266,19 @@ Result<Launch> compile_matmul(CompileContext& ctx, const MatMulOptions& opt) {
       LtGemm::create(ctx, s, with_offsets(a.data, off_a), with_offsets(b.data, off_b),
                      with_offsets(y.data, off_y), lt_workspace_cap(ctx)));
   ctx.request_workspace(g->workspace());
-  const float* ad = a.as<float>();
-  const float* bd = b.as<float>();
-  return Launch([g, ad, bd, yd, off_a, off_b, off_y](const LaunchEnv& env) -> Status {
-    for (size_t i = 0; i < off_a.size(); ++i)
+  // Offsets in bytes of the operands' type.
+  const char* ad = static_cast<const char*>(a.data);
+  const char* bd = static_cast<const char*>(b.data);
+  char* yc = static_cast<char*>(yd);
+  const auto bytes = [es](std::vector<int64_t> v) {
+    for (int64_t& o : v) o *= static_cast<int64_t>(es);
+    return v;
+  };
+  return Launch([g, ad, bd, yc, ob_a = bytes(off_a), ob_b = bytes(off_b),
+                 ob_y = bytes(off_y)](const LaunchEnv& env) -> Status {
+    for (size_t i = 0; i < ob_a.size(); ++i)
       XOPT_RETURN_IF_ERROR(
-          g->run(ad + off_a[i], bd + off_b[i], yd + off_y[i], env.workspace, env.stream));
+          g->run(ad + ob_a[i], bd + ob_b[i], yc + ob_y[i], env.workspace, env.stream));
     return Status::ok();
   });
 }
@@ -295,9 +307,10 @@ Result<Launch> fused_matmul(CompileContext& ctx) {
 }  // namespace
 
 // Registered up to the newest opset the CPU reference is checked against (nn_util.h kLatestOpset).
-XOPT_CUDA_KERNEL("", "Gemm", 1, 28, gemm);
-XOPT_CUDA_KERNEL("", "MatMul", 1, 28, matmul);
-XOPT_CUDA_KERNEL("com.microsoft", "FusedGemm", 1, 1, fused_gemm);
-XOPT_CUDA_KERNEL("com.microsoft", "FusedMatMul", 1, 1, fused_matmul);
+constexpr const char* kTypes = "float32, float16, bfloat16 (fp32 accumulation)";
+XOPT_CUDA_KERNEL_TYPES("", "Gemm", 1, 28, gemm, kTypes);
+XOPT_CUDA_KERNEL_TYPES("", "MatMul", 1, 28, matmul, kTypes);
+XOPT_CUDA_KERNEL_TYPES("com.microsoft", "FusedGemm", 1, 1, fused_gemm, kTypes);
+XOPT_CUDA_KERNEL_TYPES("com.microsoft", "FusedMatMul", 1, 1, fused_matmul, kTypes);
 
 }  // namespace xopt::cuda

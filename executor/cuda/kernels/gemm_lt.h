@@ -1,4 +1,5 @@
-// One row-major fp32 matrix product through cuBLASLt, planned at compile time and replayed:
+// One row-major matrix product through cuBLASLt (float32, float16 or bfloat16 operands, always
+// accumulated in fp32: CUBLAS_COMPUTE_32F, float alpha/beta), planned at compile time and replayed:
 //
 //   Y[i] (m x n, row stride y_ld) = act(alpha * A'[i] (m x k) * B'[i] (k x n) + beta * Y[i] + bias)
 //
@@ -27,8 +28,20 @@ struct LtGemmSpec {
   int64_t batch = 1, a_bs = 0, b_bs = 0, y_bs = 0;  // batch count and strides, elements
   float alpha = 1.0f, beta = 0.0f;                  // beta != 0 accumulates into Y (C = D)
   cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;  // RELU / BIAS / RELU_BIAS
-  const float* bias = nullptr;                              // [n] for the BIAS epilogues
+  const void* bias = nullptr;  // [n] for the BIAS epilogues, of the operands' type
+  // Every operand's (and the bias's) type: CUDA_R_32F, CUDA_R_16F or CUDA_R_16BF.
+  cudaDataType_t type = CUDA_R_32F;
 };
+
+// The cuBLASLt type of a float element type, and its size in bytes.
+inline cudaDataType_t lt_type(ir::DType t) {
+  return t == ir::DType::kFloat16    ? CUDA_R_16F
+         : t == ir::DType::kBFloat16 ? CUDA_R_16BF
+                                     : CUDA_R_32F;
+}
+inline size_t lt_type_size(cudaDataType_t t) {
+  return t == CUDA_R_32F ? 4 : 2;
+}
 
 // The planned product: descriptors, the algorithm and its workspace.
 class LtGemm {
@@ -51,8 +64,10 @@ class LtGemm {
     auto g = std::make_shared<LtGemm>();
     g->spec_ = s;
     g->handle_ = ctx.handles().lt;
-    const cublasComputeType_t compute =
-        ctx.options().tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+    // TF32 applies to fp32 operands only; half operands run the tensor cores with fp32 sums.
+    const cublasComputeType_t compute = ctx.options().tf32 && s.type == CUDA_R_32F
+                                            ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                            : CUBLAS_COMPUTE_32F;
     XOPT_CUBLAS_RETURN_IF_ERROR(cublasLtMatmulDescCreate(&g->op_, compute, CUDA_R_32F));
     // cuBLASLt's A: B'^T (n x k); its B: A'^T (k x m); D: Y^T (n x m, ld y_ld).
     Layout la, lb;
@@ -67,9 +82,10 @@ class LtGemm {
     if (s.bias != nullptr)
       XOPT_CUBLAS_RETURN_IF_ERROR(cublasLtMatmulDescSetAttribute(
           g->op_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &s.bias, sizeof(s.bias)));
-    XOPT_RETURN_IF_ERROR(make_layout(la, s.batch, s.b_bs, &g->la_));
-    XOPT_RETURN_IF_ERROR(make_layout(lb, s.batch, s.a_bs, &g->lb_));
-    XOPT_RETURN_IF_ERROR(make_layout({CUBLAS_OP_N, s.n, s.m, s.y_ld}, s.batch, s.y_bs, &g->ly_));
+    XOPT_RETURN_IF_ERROR(make_layout(la, s.type, s.batch, s.b_bs, &g->la_));
+    XOPT_RETURN_IF_ERROR(make_layout(lb, s.type, s.batch, s.a_bs, &g->lb_));
+    XOPT_RETURN_IF_ERROR(
+        make_layout({CUBLAS_OP_N, s.n, s.m, s.y_ld}, s.type, s.batch, s.y_bs, &g->ly_));
 
     XOPT_CUBLAS_RETURN_IF_ERROR(cublasLtMatmulPreferenceCreate(&g->pref_));
     const uint64_t max_ws = max_workspace;
@@ -77,9 +93,10 @@ class LtGemm {
         g->pref_, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &max_ws, sizeof(max_ws)));
     // The alignment every batch's pointer really has (the heuristics otherwise assume 256).
     const bool batched = s.batch > 1;
-    const uint32_t al_a = alignment(b, batched ? s.b_bs : 0);
-    const uint32_t al_b = alignment(a, batched ? s.a_bs : 0);
-    const uint32_t al_y = alignment(y, batched ? s.y_bs : 0);
+    const size_t es = lt_type_size(s.type);
+    const uint32_t al_a = alignment(b, batched ? s.b_bs : 0, es);
+    const uint32_t al_b = alignment(a, batched ? s.a_bs : 0, es);
+    const uint32_t al_y = alignment(y, batched ? s.y_bs : 0, es);
     for (auto [attr, v] : {std::pair{CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, al_a},
                            std::pair{CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, al_b},
                            std::pair{CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, al_y},
@@ -104,7 +121,7 @@ class LtGemm {
 
   size_t workspace() const { return workspace_; }
 
-  Status run(const float* a, const float* b, float* y, void* workspace, cudaStream_t stream) const {
+  Status run(const void* a, const void* b, void* y, void* workspace, cudaStream_t stream) const {
     XOPT_CUBLAS_RETURN_IF_ERROR(
         cublasLtMatmul(handle_, op_, &spec_.alpha, b, la_, a, lb_, &spec_.beta, y, ly_, y, ly_,
                        &algo_, workspace_ > 0 ? workspace : nullptr, workspace_, stream));
@@ -130,10 +147,10 @@ class LtGemm {
     return false;
   }
 
-  static Status make_layout(const Layout& l, int64_t batch, int64_t batch_stride,
-                            cublasLtMatrixLayout_t* out) {
-    XOPT_CUBLAS_RETURN_IF_ERROR(cublasLtMatrixLayoutCreate(
-        out, CUDA_R_32F, static_cast<uint64_t>(l.rows), static_cast<uint64_t>(l.cols), l.ld));
+  static Status make_layout(const Layout& l, cudaDataType_t type, int64_t batch,
+                            int64_t batch_stride, cublasLtMatrixLayout_t* out) {
+    XOPT_CUBLAS_RETURN_IF_ERROR(cublasLtMatrixLayoutCreate(out, type, static_cast<uint64_t>(l.rows),
+                                                           static_cast<uint64_t>(l.cols), l.ld));
     if (batch > 1) {
       const int32_t count = static_cast<int32_t>(batch);
       XOPT_CUBLAS_RETURN_IF_ERROR(cublasLtMatrixLayoutSetAttribute(
@@ -144,12 +161,12 @@ class LtGemm {
     return Status::ok();
   }
 
-  static uint32_t alignment(const void* p, int64_t batch_stride_elems) {
-    uint64_t v = reinterpret_cast<uintptr_t>(p) |
-                 (static_cast<uint64_t>(batch_stride_elems) * sizeof(float));
+  static uint32_t alignment(const void* p, int64_t batch_stride_elems, size_t elem_size) {
+    uint64_t v =
+        reinterpret_cast<uintptr_t>(p) | (static_cast<uint64_t>(batch_stride_elems) * elem_size);
     uint32_t al = 256;
     if (v != 0) al = static_cast<uint32_t>(std::min<uint64_t>(256, v & (~v + 1)));
-    return std::max<uint32_t>(al, 4);
+    return std::max<uint32_t>(al, static_cast<uint32_t>(elem_size));
   }
 
   LtGemmSpec spec_;

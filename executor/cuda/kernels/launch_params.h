@@ -12,7 +12,12 @@ namespace xopt::cuda {
 inline constexpr int kMaxDims = 8;
 
 // Element types our own kernels compute on.
-enum class ElemType : int { kFloat, kInt32, kInt64, kBool, kHalf };
+enum class ElemType : int { kFloat, kInt32, kInt64, kBool, kHalf, kBFloat16 };
+
+// Whether an element type is one our float kernels take (float32, float16, bfloat16).
+inline bool is_float_elem(ElemType t) {
+  return t == ElemType::kFloat || t == ElemType::kHalf || t == ElemType::kBFloat16;
+}
 
 // A row-major iteration over `dims`, reading up to kMaxOperands operands at element strides that
 // may be 0 (broadcast) or negative (Slice with negative steps).

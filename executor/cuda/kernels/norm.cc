@@ -1,7 +1,9 @@
 // Softmax / LogSoftmax, LayerNormalization and com.microsoft SkipLayerNormalization on the GPU.
 // Semantics follow executor/cpu/kernels/reduce_softmax.cc, nn_norm.cc and nn_contrib.cc.
-#include "executor/cuda/kernels/norm.cuh"
+#include <optional>
+
 #include "executor/cuda/kernels/compile_util.h"
+#include "executor/cuda/kernels/norm.cuh"
 
 namespace xopt::cuda {
 namespace {
@@ -9,8 +11,8 @@ namespace {
 Result<Launch> softmax(CompileContext& ctx, bool log) {
   XOPT_ASSIGN_OR_RETURN(const DeviceTensor* x, need_input(ctx, 0));
   XOPT_ASSIGN_OR_RETURN(const DeviceTensor* y, need_output(ctx, 0));
-  if (x->dtype != ir::DType::kFloat)
-    return ctx.unsupported("element type " + type_text(x->dtype) + " is not supported on the GPU");
+  XOPT_ASSIGN_OR_RETURN(const ElemType et, float_elem(ctx, x->dtype));
+  XOPT_RETURN_IF_ERROR(same_type(ctx, x->dtype, {y}));
   if (y->dims != x->dims) return ctx.error("output dims differ from the input's");
   const auto rank = static_cast<int64_t>(x->rank());
   // Before opset 13 the input is coerced to 2-D at axis (default 1); from 13 only `axis`
@@ -36,10 +38,10 @@ Result<Launch> softmax(CompileContext& ctx, bool log) {
     inner = dims_product(x->dims, a + 1);
   }
   if (x->numel() == 0) return no_op_launch();
-  const float* px = x->as<float>();
-  float* py = y->as<float>();
+  const void* px = x->data;
+  void* py = y->data;
   return Launch([=](const LaunchEnv& env) {
-    return check_launch(launch_softmax(px, py, outer, n, inner, log, env.stream));
+    return check_launch(launch_softmax(et, px, py, outer, n, inner, log, env.stream));
   });
 }
 
@@ -61,15 +63,20 @@ bool is_row_shaped(const std::vector<int64_t>& d, const std::vector<int64_t>& x,
   return true;
 }
 
-// Optional float statistics output i (Mean / InvStdDev), or nullptr.
-Result<float*> stat_output(const CompileContext& ctx, size_t i, int64_t rows) {
+// Optional statistics output i (Mean / InvStdDev), float32 or the input's type, or nullptr;
+// every statistics output of the node must have the same type (`*type`, set by the first).
+Result<void*> stat_output(const CompileContext& ctx, size_t i, int64_t rows, ir::DType x_type,
+                          std::optional<ir::DType>* type) {
   const DeviceTensor* t = ctx.output(i);
-  if (t == nullptr) return static_cast<float*>(nullptr);
-  if (t->dtype != ir::DType::kFloat)
+  if (t == nullptr) return static_cast<void*>(nullptr);
+  if (t->dtype != ir::DType::kFloat && t->dtype != x_type)
     return ctx.unsupported("statistics output " + std::to_string(i) + " of type " +
                            type_text(t->dtype) + " is not supported on the GPU");
+  if (type->has_value() && **type != t->dtype)
+    return ctx.unsupported("statistics outputs of different types");
+  *type = t->dtype;
   if (t->numel() != rows) return ctx.error("statistics output has the wrong element count");
-  return t->as<float>();
+  return t->data;
 }
 
 // LayerNormalization-17: statistics over dims [axis, rank); Scale and B one value per column.
@@ -78,10 +85,8 @@ Result<Launch> layer_norm(CompileContext& ctx) {
   XOPT_ASSIGN_OR_RETURN(const DeviceTensor* scale, need_input(ctx, 1));
   const DeviceTensor* bias = ctx.input(2);
   XOPT_ASSIGN_OR_RETURN(const DeviceTensor* y, need_output(ctx, 0));
-  for (const DeviceTensor* t : {x, scale, bias, y})
-    if (t != nullptr && t->dtype != ir::DType::kFloat)
-      return ctx.unsupported("element type " + type_text(t->dtype) +
-                             " is not supported on the GPU");
+  XOPT_ASSIGN_OR_RETURN(const ElemType et, float_elem(ctx, x->dtype));
+  XOPT_RETURN_IF_ERROR(same_type(ctx, x->dtype, {scale, bias, y}));
   if (y->dims != x->dims) return ctx.error("output dims differ from the input's");
   const auto rank = static_cast<int64_t>(x->rank());
   XOPT_ASSIGN_OR_RETURN(int64_t axis, fix_axis(ctx, ctx.node().attr_int("axis", -1), rank));
@@ -94,12 +99,15 @@ Result<Launch> layer_norm(CompileContext& ctx) {
   args.rows = dims_product(x->dims, 0, a);
   args.n = dims_product(x->dims, a);
   args.eps = ctx.node().attr_float("epsilon", 1e-5f);
-  args.x = x->as<float>();
-  args.gamma = scale->as<float>();
-  args.beta = bias != nullptr ? bias->as<float>() : nullptr;
-  args.y = y->as<float>();
-  XOPT_ASSIGN_OR_RETURN(args.mean_out, stat_output(ctx, 1, args.rows));
-  XOPT_ASSIGN_OR_RETURN(args.inv_out, stat_output(ctx, 2, args.rows));
+  args.type = et;
+  args.x = x->data;
+  args.gamma = scale->data;
+  args.beta = bias != nullptr ? bias->data : nullptr;
+  args.y = y->data;
+  std::optional<ir::DType> stat;
+  XOPT_ASSIGN_OR_RETURN(args.mean_out, stat_output(ctx, 1, args.rows, x->dtype, &stat));
+  XOPT_ASSIGN_OR_RETURN(args.inv_out, stat_output(ctx, 2, args.rows, x->dtype, &stat));
+  args.stat_type = *elem_type(stat.value_or(ir::DType::kFloat));
   if (args.rows * args.n == 0) return no_op_launch();
   return Launch(
       [args](const LaunchEnv& env) { return check_launch(launch_layer_norm(args, env.stream)); });
@@ -115,10 +123,8 @@ Result<Launch> skip_layer_norm(CompileContext& ctx) {
   const DeviceTensor* beta = ctx.input(3);
   const DeviceTensor* bias = ctx.input(4);
   XOPT_ASSIGN_OR_RETURN(const DeviceTensor* y, need_output(ctx, 0));
-  for (const DeviceTensor* t : {x, skip, gamma, beta, bias, y})
-    if (t != nullptr && t->dtype != ir::DType::kFloat)
-      return ctx.unsupported("element type " + type_text(t->dtype) +
-                             " is not supported on the GPU");
+  XOPT_ASSIGN_OR_RETURN(const ElemType et, float_elem(ctx, x->dtype));
+  XOPT_RETURN_IF_ERROR(same_type(ctx, x->dtype, {skip, gamma, beta, bias, y}));
   if (x->rank() < 2) return ctx.error("input must have rank >= 2, got " + dims_text(x->dims));
   if (y->dims != x->dims) return ctx.error("output dims differ from the input's");
   const int64_t h = x->dims.back();
@@ -137,19 +143,22 @@ Result<Launch> skip_layer_norm(CompileContext& ctx) {
   args.rows = rows;
   args.n = h;
   args.eps = ctx.node().attr_float("epsilon", 1e-12f);
-  args.x = x->as<float>();
-  args.skip = skip->as<float>();
+  args.type = et;
+  args.x = x->data;
+  args.skip = skip->data;
   args.skip_rows = h > 0 ? skip->numel() / h : 1;
-  args.bias = bias != nullptr ? bias->as<float>() : nullptr;
-  args.gamma = gamma->as<float>();
-  args.beta = beta != nullptr ? beta->as<float>() : nullptr;
-  args.y = y->as<float>();
-  XOPT_ASSIGN_OR_RETURN(args.mean_out, stat_output(ctx, 1, rows));
-  XOPT_ASSIGN_OR_RETURN(args.inv_out, stat_output(ctx, 2, rows));
+  args.bias = bias != nullptr ? bias->data : nullptr;
+  args.gamma = gamma->data;
+  args.beta = beta != nullptr ? beta->data : nullptr;
+  args.y = y->data;
+  std::optional<ir::DType> stat;
+  XOPT_ASSIGN_OR_RETURN(args.mean_out, stat_output(ctx, 1, rows, x->dtype, &stat));
+  XOPT_ASSIGN_OR_RETURN(args.inv_out, stat_output(ctx, 2, rows, x->dtype, &stat));
+  args.stat_type = *elem_type(stat.value_or(ir::DType::kFloat));
   if (const DeviceTensor* s = ctx.output(3); s != nullptr) {
-    if (s->dtype != ir::DType::kFloat || s->numel() != x->numel())
-      return ctx.error("output 3 must be float with the input's shape");
-    args.sum_out = s->as<float>();
+    if (s->dtype != x->dtype || s->numel() != x->numel())
+      return ctx.error("output 3 must have the input's type and shape");
+    args.sum_out = s->data;
   }
   if (rows * h == 0) return no_op_launch();
   return Launch(
@@ -158,9 +167,10 @@ Result<Launch> skip_layer_norm(CompileContext& ctx) {
 
 }  // namespace
 
-XOPT_CUDA_KERNEL("", "Softmax", 1, kLastOpset, softmax_fn);
-XOPT_CUDA_KERNEL("", "LogSoftmax", 1, kLastOpset, log_softmax_fn);
-XOPT_CUDA_KERNEL("", "LayerNormalization", 17, kLastOpset, layer_norm);
-XOPT_CUDA_KERNEL("com.microsoft", "SkipLayerNormalization", 1, 1, skip_layer_norm);
+XOPT_CUDA_KERNEL_TYPES("", "Softmax", 1, kLastOpset, softmax_fn, kFloatTypes);
+XOPT_CUDA_KERNEL_TYPES("", "LogSoftmax", 1, kLastOpset, log_softmax_fn, kFloatTypes);
+XOPT_CUDA_KERNEL_TYPES("", "LayerNormalization", 17, kLastOpset, layer_norm, kFloatTypes);
+XOPT_CUDA_KERNEL_TYPES("com.microsoft", "SkipLayerNormalization", 1, 1, skip_layer_norm,
+                       kFloatTypes);
 
 }  // namespace xopt::cuda

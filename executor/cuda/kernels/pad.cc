@@ -8,7 +8,8 @@
 namespace xopt::cuda {
 namespace {
 
-constexpr const char* kTypes = "any 1/2/4/8-byte type (float32, int32, int64, bool, ...)";
+constexpr const char* kTypes =
+    "any 1/2/4/8-byte type (float32, float16, bfloat16, int32, int64, bool, ...)";
 
 Result<size_t> element_size(const CompileContext& ctx, ir::DType t) {
   const size_t es = ir::dtype_size(t);
@@ -38,6 +39,10 @@ Result<uint64_t> pad_value(const CompileContext& ctx, ir::DType t, size_t es, co
       }
       case ir::DType::kBool:
         return uint64_t{v != 0.0f ? 1u : 0u};
+      case ir::DType::kFloat16:
+        return uint64_t{ir::float_to_half(v)};
+      case ir::DType::kBFloat16:
+        return uint64_t{ir::float_to_bfloat16(v)};
       default:
         if (v == 0.0f) return 0;
         return ctx.unsupported("a non-zero pad value for " + type_text(t));

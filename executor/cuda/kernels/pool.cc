@@ -1,4 +1,6 @@
-// MaxPool, AveragePool, GlobalMaxPool and GlobalAveragePool, fp32, 1-D to 3-D.
+// MaxPool, AveragePool, GlobalMaxPool and GlobalAveragePool, 1-D to 3-D, float32, float16 or
+// bfloat16 (cuDNN's pooling with float alpha/beta for float32 and float16; bfloat16 always on the
+// direct kernel, which sums in float).
 //
 // cuDNN pooling (cudnnPoolingForward) takes one symmetric pad per dim and no dilation, and its
 // include-padding average divides by the whole window. That is exactly the CPU reference's
@@ -48,10 +50,15 @@ Result<Launch> compile_pool(CompileContext& ctx, const Window& w, bool is_max,
   if (y.numel() == 0) return Launch([](const LaunchEnv&) { return Status::ok(); });
   const size_t r = w.rank();
   if (r > 3) return ctx.unsupported(std::to_string(r) + "-D pooling (1-D to 3-D only)");
-  const float* xd = x.as<float>();
-  float* yd = y.as<float>();
+  const ir::DType dt = x.dtype;
+  if (y.dtype != dt) return ctx.error("output type differs from the input's");
+  const ElemType et = elem_of(dt);
+  const void* xd = x.data;
+  void* yd = y.data;
 
-  if (cudnn_expressible(w)) {
+  // bfloat16 pools on the direct kernel: cuDNN's legacy pooling documents float, double, half and
+  // the int8 types only.
+  if (dt != ir::DType::kBFloat16 && cudnn_expressible(w)) {
     auto st = std::make_shared<PoolState>();
     std::vector<int64_t> xdims = x.dims, ydims = y_dims;
     std::vector<int> win = to_ints(w.kernel), pad, stride = to_ints(w.strides);
@@ -63,8 +70,8 @@ Result<Launch> compile_pool(CompileContext& ctx, const Window& w, bool is_max,
       pad.insert(pad.begin(), 0);
       stride.insert(stride.begin(), 1);
     }
-    XOPT_ASSIGN_OR_RETURN(st->x, st->d.tensor(xdims));
-    XOPT_ASSIGN_OR_RETURN(st->y, st->d.tensor(ydims));
+    XOPT_ASSIGN_OR_RETURN(st->x, st->d.tensor(xdims, cudnn_type(dt)));
+    XOPT_ASSIGN_OR_RETURN(st->y, st->d.tensor(ydims, cudnn_type(dt)));
     XOPT_CUDNN_RETURN_IF_ERROR(cudnnCreatePoolingDescriptor(&st->d.pool));
     const cudnnPoolingMode_t mode = is_max ? CUDNN_POOLING_MAX_DETERMINISTIC
                                     : count_include_pad
@@ -103,14 +110,14 @@ Result<Launch> compile_pool(CompileContext& ctx, const Window& w, bool is_max,
     g.pad_end[i] = w.pads[i + r];
   }
   const int64_t nc = x.dims[0] * x.dims[1];
-  return Launch([g, xd, yd, nc](const LaunchEnv& env) -> Status {
-    return check_launch(launch_pool(xd, yd, nc, g, env.stream));
+  return Launch([g, et, xd, yd, nc](const LaunchEnv& env) -> Status {
+    return check_launch(launch_pool(et, xd, yd, nc, g, env.stream));
   });
 }
 
 Status check_input(const CompileContext& ctx) {
   if (ctx.input(0) == nullptr) return ctx.error("input X is required");
-  XOPT_RETURN_IF_ERROR(require_float(ctx, {0}));
+  XOPT_RETURN_IF_ERROR(require_float(ctx, {0}).status());
   if (ctx.input(0)->rank() < 3)
     return ctx.unsupported("input " + dims_str(ctx.input(0)->dims) +
                            " without spatial dims (rank >= 3 only)");
@@ -162,9 +169,10 @@ Result<Launch> global_average_pool(CompileContext& ctx) {
 }  // namespace
 
 // Registered up to the newest opset the CPU reference is checked against (nn_util.h kLatestOpset).
-XOPT_CUDA_KERNEL("", "MaxPool", 1, 28, max_pool);
-XOPT_CUDA_KERNEL("", "AveragePool", 1, 28, average_pool);
-XOPT_CUDA_KERNEL("", "GlobalMaxPool", 1, 28, global_max_pool);
-XOPT_CUDA_KERNEL("", "GlobalAveragePool", 1, 28, global_average_pool);
+constexpr const char* kTypes = "float32, float16, bfloat16";
+XOPT_CUDA_KERNEL_TYPES("", "MaxPool", 1, 28, max_pool, kTypes);
+XOPT_CUDA_KERNEL_TYPES("", "AveragePool", 1, 28, average_pool, kTypes);
+XOPT_CUDA_KERNEL_TYPES("", "GlobalMaxPool", 1, 28, global_max_pool, kTypes);
+XOPT_CUDA_KERNEL_TYPES("", "GlobalAveragePool", 1, 28, global_average_pool, kTypes);
 
 }  // namespace xopt::cuda

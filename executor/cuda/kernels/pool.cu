@@ -1,6 +1,7 @@
 // Device code for pool.cuh: one thread per output element walks its window.
 #include <cfloat>
 
+#include "executor/cuda/kernels/lowp.cuh"
 #include "executor/cuda/kernels/pool.cuh"
 
 namespace xopt::cuda {
@@ -8,7 +9,8 @@ namespace {
 
 constexpr int kThreads = 256;
 
-__global__ void pool_kernel(const float* x, float* y, int64_t total, PoolGeom g) {
+template <typename T>
+__global__ void pool_kernel(const T* x, T* y, int64_t total, PoolGeom g) {
   for (int64_t idx = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; idx < total;
        idx += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     int64_t o[3] = {0, 0, 0};
@@ -19,7 +21,7 @@ __global__ void pool_kernel(const float* x, float* y, int64_t total, PoolGeom g)
     }
     int64_t in_size = 1;
     for (int d = 0; d < g.rank; ++d) in_size *= g.in[d];
-    const float* xs = x + rest * in_size;
+    const T* xs = x + rest * in_size;
     // Per dim: first input index, taps, and the padded-count divisor factor.
     int64_t start[3] = {0, 0, 0}, k[3] = {1, 1, 1}, dil[3] = {1, 1, 1}, in[3] = {1, 1, 1};
     int64_t padded = 1;
@@ -46,7 +48,7 @@ __global__ void pool_kernel(const float* x, float* y, int64_t total, PoolGeom g)
         for (int64_t c = 0; c < k[2]; ++c) {
           const int64_t i2 = start[2] + c * dil[2];
           if (i2 < 0 || i2 >= in[2]) continue;
-          const float v = xs[(i0 * in[1] + i1) * in[2] + i2];
+          const float v = dev::load(xs[(i0 * in[1] + i1) * in[2] + i2]);
           if (g.max) {
             if (!any || v > best) best = v;
             any = true;
@@ -58,17 +60,17 @@ __global__ void pool_kernel(const float* x, float* y, int64_t total, PoolGeom g)
       }
     }
     if (g.max) {
-      y[idx] = best;
+      y[idx] = dev::store<T>(best);
     } else {
       const int64_t div = g.count_include_pad ? padded : count;
-      y[idx] = acc / static_cast<float>(div);
+      y[idx] = dev::store<T>(acc / static_cast<float>(div));
     }
   }
 }
 
 }  // namespace
 
-cudaError_t launch_pool(const float* x, float* y, int64_t nc, const PoolGeom& geom,
+cudaError_t launch_pool(ElemType t, const void* x, void* y, int64_t nc, const PoolGeom& geom,
                         cudaStream_t stream) {
   if (geom.rank < 1 || geom.rank > 3) return cudaErrorInvalidValue;
   // Spatial dims right-aligned into three (leading unit dims).
@@ -95,8 +97,12 @@ cudaError_t launch_pool(const float* x, float* y, int64_t nc, const PoolGeom& ge
   if (total == 0) return cudaSuccess;
   int64_t blocks = (total + kThreads - 1) / kThreads;
   if (blocks > 65535 * 16) blocks = 65535 * 16;
-  pool_kernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(x, y, total, g);
-  return cudaGetLastError();
+  return dev::dispatch_float(t, [&](auto tag) {
+    using T = decltype(tag);
+    pool_kernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(
+        static_cast<const T*>(x), static_cast<T*>(y), total, g);
+    return cudaGetLastError();
+  });
 }
 
 }  // namespace xopt::cuda

@@ -6,6 +6,8 @@
 
 #include <cstdint>
 
+#include "executor/cuda/kernels/launch_params.h"
+
 namespace xopt::cuda {
 
 struct PoolGeom {
@@ -16,8 +18,9 @@ struct PoolGeom {
   bool count_include_pad = false;  // average: divide by the taps inside the padded input
 };
 
-// x [nc, in...] -> y [nc, out...], with executor/cpu/kernels/nn_pool.cc's semantics.
-cudaError_t launch_pool(const float* x, float* y, int64_t nc, const PoolGeom& g,
+// x [nc, in...] -> y [nc, out...], with executor/cpu/kernels/nn_pool.cc's semantics; float32,
+// float16 or bfloat16 (`t`, summed in float).
+cudaError_t launch_pool(ElemType t, const void* x, void* y, int64_t nc, const PoolGeom& g,
                         cudaStream_t stream);
 
 }  // namespace xopt::cuda

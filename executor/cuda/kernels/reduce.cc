@@ -1,6 +1,7 @@
-// Reduce* and ArgMax / ArgMin on the GPU, float32. Axes come from the attribute before ReduceSum-13
-// / the others' 18 and from a constant input after; with no axes every axis is reduced unless
-// noop_with_empty_axes. Semantics follow executor/cpu/kernels/reduce.cc.
+// Reduce* and ArgMax / ArgMin on the GPU, float32, float16 or bfloat16. Axes come from the
+// attribute before ReduceSum-13 / the others' 18 and from a constant input after; with no axes
+// every axis is reduced unless noop_with_empty_axes. Semantics follow
+// executor/cpu/kernels/reduce.cc.
 #include "executor/cuda/kernels/reduce.cuh"
 #include "executor/cuda/kernels/compile_util.h"
 
@@ -10,8 +11,8 @@ namespace {
 Result<Launch> reduce(CompileContext& ctx, ReduceOp op, int axes_input_since) {
   XOPT_ASSIGN_OR_RETURN(const DeviceTensor* x, need_input(ctx, 0));
   XOPT_ASSIGN_OR_RETURN(const DeviceTensor* y, need_output(ctx, 0));
-  if (x->dtype != ir::DType::kFloat || y->dtype != ir::DType::kFloat)
-    return ctx.unsupported("element type " + type_text(x->dtype) + " is not supported on the GPU");
+  XOPT_ASSIGN_OR_RETURN(const ElemType et, float_elem(ctx, x->dtype));
+  XOPT_RETURN_IF_ERROR(same_type(ctx, x->dtype, {y}));
   const bool axes_from_input = ctx.opset() >= axes_input_since;
   const bool noop = axes_from_input && ctx.node().attr_int("noop_with_empty_axes", 0) != 0;
   std::vector<int64_t> axes;
@@ -66,10 +67,11 @@ Result<Launch> reduce(CompileContext& ctx, ReduceOp op, int axes_input_since) {
   // A trailing reduction (or nothing but reduced dims): contiguous rows.
   p.rows = gsize.empty() || (reduced_groups == 1 && gred.back());
   if (n_out == 0) return no_op_launch();
-  const float* px = x->as<float>();
-  float* py = y->as<float>();
-  return Launch(
-      [=](const LaunchEnv& env) { return check_launch(launch_reduce(op, px, py, p, env.stream)); });
+  const void* px = x->data;
+  void* py = y->data;
+  return Launch([=](const LaunchEnv& env) {
+    return check_launch(launch_reduce(op, et, px, py, p, env.stream));
+  });
 }
 
 CompileFn reduce_fn(ReduceOp op, int axes_input_since) {
@@ -79,8 +81,7 @@ CompileFn reduce_fn(ReduceOp op, int axes_input_since) {
 Result<Launch> arg_extreme(CompileContext& ctx, bool is_max) {
   XOPT_ASSIGN_OR_RETURN(const DeviceTensor* x, need_input(ctx, 0));
   XOPT_ASSIGN_OR_RETURN(const DeviceTensor* y, need_output(ctx, 0));
-  if (x->dtype != ir::DType::kFloat)
-    return ctx.unsupported("element type " + type_text(x->dtype) + " is not supported on the GPU");
+  XOPT_ASSIGN_OR_RETURN(const ElemType et, float_elem(ctx, x->dtype));
   if (y->dtype != ir::DType::kInt64) return ctx.error("output must be int64");
   XOPT_ASSIGN_OR_RETURN(
       int64_t axis, fix_axis(ctx, ctx.node().attr_int("axis", 0), static_cast<int64_t>(x->rank())));
@@ -91,10 +92,10 @@ Result<Launch> arg_extreme(CompileContext& ctx, bool is_max) {
   if (y->numel() != outer * inner) return ctx.error("output has the wrong element count");
   if (n == 0 && outer * inner > 0) return ctx.error("cannot take the arg-extreme of an empty axis");
   if (outer * inner == 0) return no_op_launch();
-  const float* px = x->as<float>();
+  const void* px = x->data;
   int64_t* py = y->as<int64_t>();
   return Launch([=](const LaunchEnv& env) {
-    return check_launch(launch_arg_extreme(px, py, outer, n, inner, is_max, last, env.stream));
+    return check_launch(launch_arg_extreme(et, px, py, outer, n, inner, is_max, last, env.stream));
   });
 }
 
@@ -107,17 +108,22 @@ Result<Launch> arg_min(CompileContext& ctx) {
 
 }  // namespace
 
-XOPT_CUDA_KERNEL("", "ReduceSum", 1, kLastOpset, reduce_fn(ReduceOp::kSum, 13));
-XOPT_CUDA_KERNEL("", "ReduceMean", 1, kLastOpset, reduce_fn(ReduceOp::kMean, 18));
-XOPT_CUDA_KERNEL("", "ReduceMax", 1, kLastOpset, reduce_fn(ReduceOp::kMax, 18));
-XOPT_CUDA_KERNEL("", "ReduceMin", 1, kLastOpset, reduce_fn(ReduceOp::kMin, 18));
-XOPT_CUDA_KERNEL("", "ReduceProd", 1, kLastOpset, reduce_fn(ReduceOp::kProd, 18));
-XOPT_CUDA_KERNEL("", "ReduceL1", 1, kLastOpset, reduce_fn(ReduceOp::kL1, 18));
-XOPT_CUDA_KERNEL("", "ReduceL2", 1, kLastOpset, reduce_fn(ReduceOp::kL2, 18));
-XOPT_CUDA_KERNEL("", "ReduceSumSquare", 1, kLastOpset, reduce_fn(ReduceOp::kSumSquare, 18));
-XOPT_CUDA_KERNEL("", "ReduceLogSum", 1, kLastOpset, reduce_fn(ReduceOp::kLogSum, 18));
-XOPT_CUDA_KERNEL("", "ReduceLogSumExp", 1, kLastOpset, reduce_fn(ReduceOp::kLogSumExp, 18));
-XOPT_CUDA_KERNEL_TYPES("", "ArgMax", 1, kLastOpset, arg_max, "float32 -> int64");
-XOPT_CUDA_KERNEL_TYPES("", "ArgMin", 1, kLastOpset, arg_min, "float32 -> int64");
+XOPT_CUDA_KERNEL_TYPES("", "ReduceSum", 1, kLastOpset, reduce_fn(ReduceOp::kSum, 13), kFloatTypes);
+XOPT_CUDA_KERNEL_TYPES("", "ReduceMean", 1, kLastOpset, reduce_fn(ReduceOp::kMean, 18),
+                       kFloatTypes);
+XOPT_CUDA_KERNEL_TYPES("", "ReduceMax", 1, kLastOpset, reduce_fn(ReduceOp::kMax, 18), kFloatTypes);
+XOPT_CUDA_KERNEL_TYPES("", "ReduceMin", 1, kLastOpset, reduce_fn(ReduceOp::kMin, 18), kFloatTypes);
+XOPT_CUDA_KERNEL_TYPES("", "ReduceProd", 1, kLastOpset, reduce_fn(ReduceOp::kProd, 18),
+                       kFloatTypes);
+XOPT_CUDA_KERNEL_TYPES("", "ReduceL1", 1, kLastOpset, reduce_fn(ReduceOp::kL1, 18), kFloatTypes);
+XOPT_CUDA_KERNEL_TYPES("", "ReduceL2", 1, kLastOpset, reduce_fn(ReduceOp::kL2, 18), kFloatTypes);
+XOPT_CUDA_KERNEL_TYPES("", "ReduceSumSquare", 1, kLastOpset, reduce_fn(ReduceOp::kSumSquare, 18),
+                       kFloatTypes);
+XOPT_CUDA_KERNEL_TYPES("", "ReduceLogSum", 1, kLastOpset, reduce_fn(ReduceOp::kLogSum, 18),
+                       kFloatTypes);
+XOPT_CUDA_KERNEL_TYPES("", "ReduceLogSumExp", 1, kLastOpset, reduce_fn(ReduceOp::kLogSumExp, 18),
+                       kFloatTypes);
+XOPT_CUDA_KERNEL_TYPES("", "ArgMax", 1, kLastOpset, arg_max, "float32, float16, bfloat16 -> int64");
+XOPT_CUDA_KERNEL_TYPES("", "ArgMin", 1, kLastOpset, arg_min, "float32, float16, bfloat16 -> int64");
 
 }  // namespace xopt::cuda

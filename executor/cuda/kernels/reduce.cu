@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "executor/cuda/kernels/device_util.cuh"
+#include "executor/cuda/kernels/lowp.cuh"
 #include "executor/cuda/kernels/reduce.cuh"
 
 namespace xopt::cuda {
@@ -83,47 +84,49 @@ __device__ __forceinline__ double lse_shift(float m) {
 }
 
 // One warp per output row of `count` contiguous elements.
-template <ReduceOp kOp>
-__global__ void reduce_rows_warp_kernel(const float* x, float* y, int64_t rows, int64_t count) {
+template <ReduceOp kOp, typename T>
+__global__ void reduce_rows_warp_kernel(const T* x, T* y, int64_t rows, int64_t count) {
   using Op = R<kOp>;
   using MaxOp = R<ReduceOp::kMax>;
   const int lane = threadIdx.x & 31;
   const int64_t warps = blockDim.x >> 5;
   const int64_t step = static_cast<int64_t>(gridDim.x) * warps;
   for (int64_t r = blockIdx.x * warps + (threadIdx.x >> 5); r < rows; r += step) {
-    const float* xr = x + r * count;
+    const T* xr = x + r * count;
     double shift = 0.0;
     if constexpr (kOp == ReduceOp::kLogSumExp) {
       float m = MaxOp::init();
-      for (int64_t j = lane; j < count; j += 32) m = MaxOp::combine(m, xr[j]);
+      for (int64_t j = lane; j < count; j += 32) m = MaxOp::combine(m, dev::load(xr[j]));
       shift = lse_shift(warp_combine<MaxOp>(m));
     }
     typename Op::Acc a = Op::init();
-    for (int64_t j = lane; j < count; j += 32) a = Op::step(a, xr[j], shift);
+    for (int64_t j = lane; j < count; j += 32) a = Op::step(a, dev::load(xr[j]), shift);
     a = warp_combine<Op>(a);
-    if (lane == 0) y[r] = Op::finish(a, count, shift);
+    if (lane == 0) y[r] = dev::store<T>(Op::finish(a, count, shift));
   }
 }
 
 // One block per output row (rows with many elements).
-template <ReduceOp kOp>
-__global__ void reduce_rows_block_kernel(const float* x, float* y, int64_t rows, int64_t count) {
+template <ReduceOp kOp, typename T>
+__global__ void reduce_rows_block_kernel(const T* x, T* y, int64_t rows, int64_t count) {
   using Op = R<kOp>;
   using MaxOp = R<ReduceOp::kMax>;
   __shared__ typename Op::Acc scratch[32];
   __shared__ float mscratch[32];
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
-    const float* xr = x + r * count;
+    const T* xr = x + r * count;
     double shift = 0.0;
     if constexpr (kOp == ReduceOp::kLogSumExp) {
       float m = MaxOp::init();
-      for (int64_t j = threadIdx.x; j < count; j += blockDim.x) m = MaxOp::combine(m, xr[j]);
+      for (int64_t j = threadIdx.x; j < count; j += blockDim.x)
+        m = MaxOp::combine(m, dev::load(xr[j]));
       shift = lse_shift(block_combine<MaxOp>(m, mscratch));
     }
     typename Op::Acc a = Op::init();
-    for (int64_t j = threadIdx.x; j < count; j += blockDim.x) a = Op::step(a, xr[j], shift);
+    for (int64_t j = threadIdx.x; j < count; j += blockDim.x)
+      a = Op::step(a, dev::load(xr[j]), shift);
     a = block_combine<Op>(a, scratch);
-    if (threadIdx.x == 0) y[r] = Op::finish(a, count, shift);
+    if (threadIdx.x == 0) y[r] = dev::store<T>(Op::finish(a, count, shift));
   }
 }
 
@@ -139,8 +142,8 @@ __device__ __forceinline__ I decompose(I i, int rank, const int64_t* dims, const
 }
 
 // One thread per output.
-template <ReduceOp kOp, typename I>
-__global__ void reduce_general_kernel(const float* x, float* y, ReducePlan p) {
+template <ReduceOp kOp, typename I, typename T>
+__global__ void reduce_general_kernel(const T* x, T* y, ReducePlan p) {
   using Op = R<kOp>;
   using MaxOp = R<ReduceOp::kMax>;
   const I n_out = static_cast<I>(p.n_out), count = static_cast<I>(p.count);
@@ -155,20 +158,20 @@ __global__ void reduce_general_kernel(const float* x, float* y, ReducePlan p) {
     double shift = 0.0;
     if constexpr (kOp == ReduceOp::kLogSumExp) {
       float m = MaxOp::init();
-      for (I k = 0; k < count; ++k) m = MaxOp::combine(m, x[at(k)]);
+      for (I k = 0; k < count; ++k) m = MaxOp::combine(m, dev::load(x[at(k)]));
       shift = lse_shift(m);
     }
     typename Op::Acc a = Op::init();
-    for (I k = 0; k < count; ++k) a = Op::step(a, x[at(k)], shift);
-    y[o] = Op::finish(a, p.count, shift);
+    for (I k = 0; k < count; ++k) a = Op::step(a, dev::load(x[at(k)]), shift);
+    y[o] = dev::store<T>(Op::finish(a, p.count, shift));
   }
 }
 
 // The innermost kept dim is contiguous and each output reduces many elements: a block of 32 x 16
 // threads takes 32 neighbouring outputs (coalesced reads across x), each column split over the 16
 // rows of threads and combined in shared memory.
-template <ReduceOp kOp>
-__global__ void reduce_cols_kernel(const float* x, float* y, ReducePlan p) {
+template <ReduceOp kOp, typename T>
+__global__ void reduce_cols_kernel(const T* x, T* y, ReducePlan p) {
   using Op = R<kOp>;
   using MaxOp = R<ReduceOp::kMax>;
   using Acc = typename Op::Acc;
@@ -187,7 +190,7 @@ __global__ void reduce_cols_kernel(const float* x, float* y, ReducePlan p) {
   if constexpr (kOp == ReduceOp::kLogSumExp) {
     float m = MaxOp::init();
     if (valid)
-      for (int64_t k = ty; k < p.count; k += kRows) m = MaxOp::combine(m, x[at(k)]);
+      for (int64_t k = ty; k < p.count; k += kRows) m = MaxOp::combine(m, dev::load(x[at(k)]));
     smx[ty][tx] = m;
     __syncthreads();
     float all = MaxOp::init();
@@ -196,17 +199,17 @@ __global__ void reduce_cols_kernel(const float* x, float* y, ReducePlan p) {
   }
   Acc a = Op::init();
   if (valid)
-    for (int64_t k = ty; k < p.count; k += kRows) a = Op::step(a, x[at(k)], shift);
+    for (int64_t k = ty; k < p.count; k += kRows) a = Op::step(a, dev::load(x[at(k)]), shift);
   sm[ty][tx] = a;
   __syncthreads();
   if (ty == 0 && valid) {
     for (int t = 1; t < kRows; ++t) a = Op::combine(a, sm[t][tx]);
-    y[o] = Op::finish(a, p.count, shift);
+    y[o] = dev::store<T>(Op::finish(a, p.count, shift));
   }
 }
 
-template <ReduceOp kOp>
-cudaError_t run(const float* x, float* y, const ReducePlan& p, cudaStream_t s) {
+template <ReduceOp kOp, typename T>
+cudaError_t run(const T* x, T* y, const ReducePlan& p, cudaStream_t s) {
   if (p.n_out == 0) return cudaSuccess;
   if (p.rows) {
     if (p.count > 2048 || (p.count > 256 && p.n_out < 1024)) {
@@ -229,25 +232,25 @@ cudaError_t run(const float* x, float* y, const ReducePlan& p, cudaStream_t s) {
   }
   const int64_t total = p.n_out * (p.count > 0 ? p.count : 1);
   if (total < (int64_t{1} << 31))
-    reduce_general_kernel<kOp, int32_t><<<grid_for(p.n_out), kThreads, 0, s>>>(x, y, p);
+    reduce_general_kernel<kOp, int32_t, T><<<grid_for(p.n_out), kThreads, 0, s>>>(x, y, p);
   else
-    reduce_general_kernel<kOp, int64_t><<<grid_for(p.n_out), kThreads, 0, s>>>(x, y, p);
+    reduce_general_kernel<kOp, int64_t, T><<<grid_for(p.n_out), kThreads, 0, s>>>(x, y, p);
   return cudaGetLastError();
 }
 
-template <bool kMax>
-__global__ void arg_kernel(const float* x, int64_t* y, int64_t outer, int64_t n, int64_t inner,
+template <bool kMax, typename T>
+__global__ void arg_kernel(const T* x, int64_t* y, int64_t outer, int64_t n, int64_t inner,
                            bool last) {
   const int64_t total = outer * inner;
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t c = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; c < total;
        c += stride) {
     const int64_t o = c / inner, i = c % inner;
-    const float* s = x + o * n * inner + i;
+    const T* s = x + o * n * inner + i;
     float best = s[0];
     int64_t at = 0;
     for (int64_t j = 1; j < n; ++j) {
-      const float v = s[j * inner];
+      const float v = dev::load(s[j * inner]);
       bool takes;
       if (isnan(best))
         takes = last && isnan(v);
@@ -281,17 +284,17 @@ __device__ __forceinline__ bool arg_better(float v1, int64_t i1, float v2, int64
 }
 
 // inner == 1: one block per row.
-template <bool kMax>
-__global__ void arg_rows_kernel(const float* x, int64_t* y, int64_t rows, int64_t n, bool last) {
+template <bool kMax, typename T>
+__global__ void arg_rows_kernel(const T* x, int64_t* y, int64_t rows, int64_t n, bool last) {
   __shared__ float sv[32];
   __shared__ int64_t si[32];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
-    const float* xr = x + r * n;
+    const T* xr = x + r * n;
     float bv = 0.0f;
     int64_t bi = -1;
     for (int64_t j = threadIdx.x; j < n; j += blockDim.x) {
-      const float v = xr[j];
+      const float v = dev::load(xr[j]);
       if (arg_better<kMax>(bv, bi, v, j, last)) {
         bv = v;
         bi = j;
@@ -324,35 +327,44 @@ __global__ void arg_rows_kernel(const float* x, int64_t* y, int64_t rows, int64_
 
 }  // namespace
 
-cudaError_t launch_reduce(ReduceOp op, const float* x, float* y, const ReducePlan& p,
-                          cudaStream_t s) {
+template <typename T>
+cudaError_t reduce_typed(ReduceOp op, const T* x, T* y, const ReducePlan& p, cudaStream_t s) {
   switch (op) {
     case ReduceOp::kSum:
-      return run<ReduceOp::kSum>(x, y, p, s);
+      return run<ReduceOp::kSum, T>(x, y, p, s);
     case ReduceOp::kMean:
-      return run<ReduceOp::kMean>(x, y, p, s);
+      return run<ReduceOp::kMean, T>(x, y, p, s);
     case ReduceOp::kMax:
-      return run<ReduceOp::kMax>(x, y, p, s);
+      return run<ReduceOp::kMax, T>(x, y, p, s);
     case ReduceOp::kMin:
-      return run<ReduceOp::kMin>(x, y, p, s);
+      return run<ReduceOp::kMin, T>(x, y, p, s);
     case ReduceOp::kProd:
-      return run<ReduceOp::kProd>(x, y, p, s);
+      return run<ReduceOp::kProd, T>(x, y, p, s);
     case ReduceOp::kL1:
-      return run<ReduceOp::kL1>(x, y, p, s);
+      return run<ReduceOp::kL1, T>(x, y, p, s);
     case ReduceOp::kL2:
-      return run<ReduceOp::kL2>(x, y, p, s);
+      return run<ReduceOp::kL2, T>(x, y, p, s);
     case ReduceOp::kSumSquare:
-      return run<ReduceOp::kSumSquare>(x, y, p, s);
+      return run<ReduceOp::kSumSquare, T>(x, y, p, s);
     case ReduceOp::kLogSum:
-      return run<ReduceOp::kLogSum>(x, y, p, s);
+      return run<ReduceOp::kLogSum, T>(x, y, p, s);
     case ReduceOp::kLogSumExp:
-      return run<ReduceOp::kLogSumExp>(x, y, p, s);
+      return run<ReduceOp::kLogSumExp, T>(x, y, p, s);
   }
   return cudaErrorInvalidValue;
 }
 
-cudaError_t launch_arg_extreme(const float* x, int64_t* y, int64_t outer, int64_t n, int64_t inner,
-                               bool is_max, bool select_last, cudaStream_t s) {
+cudaError_t launch_reduce(ReduceOp op, ElemType t, const void* x, void* y, const ReducePlan& p,
+                          cudaStream_t s) {
+  return dev::dispatch_float(t, [&](auto tag) {
+    using T = decltype(tag);
+    return reduce_typed(op, static_cast<const T*>(x), static_cast<T*>(y), p, s);
+  });
+}
+
+template <typename T>
+cudaError_t arg_typed(const T* x, int64_t* y, int64_t outer, int64_t n, int64_t inner, bool is_max,
+                      bool select_last, cudaStream_t s) {
   const int64_t total = outer * inner;
   if (total == 0) return cudaSuccess;
   if (inner == 1 && n >= 256) {
@@ -369,6 +381,14 @@ cudaError_t launch_arg_extreme(const float* x, int64_t* y, int64_t outer, int64_
   else
     arg_kernel<false><<<grid_for(total), kThreads, 0, s>>>(x, y, outer, n, inner, select_last);
   return cudaGetLastError();
+}
+
+cudaError_t launch_arg_extreme(ElemType t, const void* x, int64_t* y, int64_t outer, int64_t n,
+                               int64_t inner, bool is_max, bool select_last, cudaStream_t s) {
+  return dev::dispatch_float(t, [&](auto tag) {
+    using T = decltype(tag);
+    return arg_typed(static_cast<const T*>(x), y, outer, n, inner, is_max, select_last, s);
+  });
 }
 
 }  // namespace xopt::cuda

@@ -1,6 +1,6 @@
 // Reductions over any set of axes (ReduceSum, Mean, Max, Min, Prod, L1, L2, SumSquare, LogSum,
-// LogSumExp) and ArgMax / ArgMin along one axis, float32. Sums accumulate in double like the CPU
-// reference (executor/cpu/kernels/reduce.cc); Max/Min propagate NaN.
+// LogSumExp) and ArgMax / ArgMin along one axis, float32, float16 or bfloat16. Sums accumulate in
+// double like the CPU reference (executor/cpu/kernels/reduce.cc); Max/Min propagate NaN.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -40,12 +40,13 @@ struct ReducePlan {
   int64_t red_strides[kMaxDims] = {};
 };
 
-cudaError_t launch_reduce(ReduceOp op, const float* x, float* y, const ReducePlan& plan,
+// x and y of float type `t` (float32, float16, bfloat16; sums in double, extremes in float).
+cudaError_t launch_reduce(ReduceOp op, ElemType t, const void* x, void* y, const ReducePlan& plan,
                           cudaStream_t stream);
 
 // y[o, i] = index along n of the max (min) of x[o, :, i]; the first one, or the last with
 // select_last. NaN counts as the extreme.
-cudaError_t launch_arg_extreme(const float* x, int64_t* y, int64_t outer, int64_t n, int64_t inner,
-                               bool is_max, bool select_last, cudaStream_t stream);
+cudaError_t launch_arg_extreme(ElemType t, const void* x, int64_t* y, int64_t outer, int64_t n,
+                               int64_t inner, bool is_max, bool select_last, cudaStream_t stream);
 
 }  // namespace xopt::cuda

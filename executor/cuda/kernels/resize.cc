@@ -1,5 +1,5 @@
-// Resize (opsets 10+) and Upsample (7-10) on the GPU, float32, nearest, linear and cubic. Scales,
-// sizes and roi must be constants. Antialias is refused. Semantics follow
+// Resize (opsets 10+) and Upsample (7-10) on the GPU, float32, float16 or bfloat16, nearest, linear
+// and cubic. Scales, sizes and roi must be constants. Antialias is refused. Semantics follow
 // executor/cpu/kernels/nn_resize.cc (which the per-axis plan here mirrors line by line).
 #include <algorithm>
 #include <cmath>
@@ -87,8 +87,8 @@ Result<Launch> resize_impl(CompileContext& ctx, ResizePlan p, const std::vector<
                            const ir::Tensor* sizes_t, const ir::Tensor* roi_t) {
   XOPT_ASSIGN_OR_RETURN(const DeviceTensor* x, need_input(ctx, 0));
   XOPT_ASSIGN_OR_RETURN(const DeviceTensor* y, need_output(ctx, 0));
-  if (x->dtype != ir::DType::kFloat || y->dtype != ir::DType::kFloat)
-    return ctx.unsupported("element type " + type_text(x->dtype) + " is not supported on the GPU");
+  XOPT_ASSIGN_OR_RETURN(const ElemType et, float_elem(ctx, x->dtype));
+  XOPT_RETURN_IF_ERROR(same_type(ctx, x->dtype, {y}));
   const ir::Node& node = ctx.node();
   const size_t r = x->rank();
   if (r > static_cast<size_t>(kMaxDims))
@@ -170,10 +170,10 @@ Result<Launch> resize_impl(CompileContext& ctx, ResizePlan p, const std::vector<
       return ctx.error("cannot resize an empty axis to a non-empty one");
   }
   if (p.numel == 0) return no_op_launch();
-  const float* px = x->as<float>();
-  float* py = y->as<float>();
+  const void* px = x->data;
+  void* py = y->data;
   return Launch(
-      [=](const LaunchEnv& env) { return check_launch(launch_resize(px, py, p, env.stream)); });
+      [=](const LaunchEnv& env) { return check_launch(launch_resize(et, px, py, p, env.stream)); });
 }
 
 Result<Launch> resize(CompileContext& ctx) {
@@ -213,7 +213,7 @@ Result<Launch> upsample(CompileContext& ctx) {
 
 }  // namespace
 
-XOPT_CUDA_KERNEL("", "Resize", 10, kLastOpset, resize);
-XOPT_CUDA_KERNEL("", "Upsample", 7, 10, upsample);
+XOPT_CUDA_KERNEL_TYPES("", "Resize", 10, kLastOpset, resize, kFloatTypes);
+XOPT_CUDA_KERNEL_TYPES("", "Upsample", 7, 10, upsample, kFloatTypes);
 
 }  // namespace xopt::cuda

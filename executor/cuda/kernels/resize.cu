@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "executor/cuda/kernels/device_util.cuh"
+#include "executor/cuda/kernels/lowp.cuh"
 #include "executor/cuda/kernels/resize.cuh"
 
 namespace xopt::cuda {
@@ -141,7 +142,8 @@ __device__ int axis_taps(const ResizePlan& p, const ResizeAxis& a, int64_t o, in
   return 2;
 }
 
-__global__ void resize_kernel(const float* x, float* y, ResizePlan p) {
+template <typename T>
+__global__ void resize_kernel(const T* x, T* y, ResizePlan p) {
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < p.numel;
        i += stride) {
@@ -158,7 +160,7 @@ __global__ void resize_kernel(const float* x, float* y, ResizePlan p) {
       extrapolated = extrapolated || e;
     }
     if (extrapolated) {
-      y[i] = p.extrapolation;
+      y[i] = dev::store<T>(p.extrapolation);
       continue;
     }
     int corners = 1;
@@ -174,18 +176,22 @@ __global__ void resize_kernel(const float* x, float* y, ResizePlan p) {
         wt *= w[d][j];
         off += idx[d][j] * p.in_strides[d];
       }
-      if (wt != 0.0) acc += wt * static_cast<double>(x[off]);
+      if (wt != 0.0) acc += wt * static_cast<double>(dev::load(x[off]));
     }
-    y[i] = static_cast<float>(acc);
+    y[i] = dev::store<T>(static_cast<float>(acc));
   }
 }
 
 }  // namespace
 
-cudaError_t launch_resize(const float* x, float* y, const ResizePlan& p, cudaStream_t s) {
+cudaError_t launch_resize(ElemType t, const void* x, void* y, const ResizePlan& p, cudaStream_t s) {
   if (p.numel == 0) return cudaSuccess;
-  resize_kernel<<<grid_for(p.numel), kThreads, 0, s>>>(x, y, p);
-  return cudaGetLastError();
+  return dev::dispatch_float(t, [&](auto tag) {
+    using T = decltype(tag);
+    resize_kernel<<<grid_for(p.numel), kThreads, 0, s>>>(static_cast<const T*>(x),
+                                                         static_cast<T*>(y), p);
+    return cudaGetLastError();
+  });
 }
 
 }  // namespace xopt::cuda

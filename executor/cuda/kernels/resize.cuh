@@ -46,6 +46,8 @@ struct ResizePlan {
   ResizeAxis axis[kMaxDims];
 };
 
-cudaError_t launch_resize(const float* x, float* y, const ResizePlan& plan, cudaStream_t stream);
+// x and y of float type `t` (float32, float16, bfloat16; interpolated in double).
+cudaError_t launch_resize(ElemType t, const void* x, void* y, const ResizePlan& plan,
+                          cudaStream_t stream);
 
 }  // namespace xopt::cuda
