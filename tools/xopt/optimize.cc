@@ -17,6 +17,7 @@
 #include "ir/verifier.h"
 #include "passes/pass_manager.h"
 #include "passes/pass_registry.h"
+#include "passes/precision/precision_pipeline.h"
 #include "planner/annotate.h"
 #include "planner/lifetimes.h"
 #include "planner/memory_plan.h"
@@ -26,6 +27,7 @@
 #include "planner/shape_range.h"
 #include "tools/xopt/command.h"
 #include "tools/xopt/device.h"
+#include "tools/xopt/precision_flags.h"
 #include "tools/xopt/shared_arena.h"
 #include "tools/xopt/validate.h"
 #include "viz/visuals.h"
@@ -65,6 +67,7 @@ struct OptimizeOptions {
   // --mem-budget: parameter offload (planner/offload.h) when the model does not fit.
   std::string mem_budget;
   double h2d_gbps = 0;  // --h2d-bandwidth; 0: measured with --device cuda, else the default
+  PrecisionFlags precision;  // --precision and its companions (convert-precision)
 };
 
 // "--mem-budget 200MiB", or "50%": the activations, workspace and I/O region plus that share of
@@ -286,6 +289,8 @@ int run_optimize(const OptimizeOptions& o) {
     return report_error(kExitUsage,
                         "--align must be a power of two, not " + std::to_string(o.align));
   pass_options.plan_alignment = o.align;
+  if (Status ps = apply_precision_flags(o.precision, pass_options); !ps.is_ok())
+    return report_error(kExitUsage, ps.message());
   pass_options.plan_io_in_arena = o.io_in_arena;
   // Planning for the GPU puts each node's (measured) workspace in the arena: it takes the bytes
   // the activations leave free at that node's step.
@@ -339,6 +344,7 @@ int run_optimize(const OptimizeOptions& o) {
   };
   passes::PassManager pm(std::move(pm_options));
   Status st = pm.add_pipeline(o.passes, split_list(o.disable));
+  if (st.is_ok()) st = passes::add_precision_pass(pm, pass_options.precision);
   if (st.is_ok()) st = pm.validate();
   if (!st.is_ok()) return report(st);
   const std::vector<std::string> names = pm.pass_names();
@@ -596,6 +602,7 @@ std::function<int()> setup_optimize(CLI::App& app) {
                  "Host-to-device copy bandwidth in GB/s for --mem-budget's schedule (default: "
                  "measured with --device cuda, else 25)");
   add_validate_flags(app, o->validation);
+  add_precision_flags(app, o->precision);
   return [o] { return run_optimize(*o); };
 }
 
