@@ -365,7 +365,8 @@ TEST(ConvertPrecision, LossyCastPairDoesNotApply) {
     <ir_version: 8, opset_import: ["" : 17]>
     g (float[2,4] f) => (float[2,4] w) {
       a = Cast <to = 10> (f)
-      w = Cast <to = 1> (a)
+      b = Cast <to = 1> (a)
+      w = Celu(b)
     })");
 }
 
