@@ -230,10 +230,10 @@ int main(int argc, char** argv) {
     } else if (a == "--keep") {
       keep = true;
     } else {
-      std::fprintf(
-          stderr,
-          "usage: xopt_bench_huge [--xopt PATH] [--gib 2.5] [--bert-gib 0.5] [--inline-gib 0.5] [--models DIR] "
-          "[--dir TMP] [--keep]\n");
+      std::fprintf(stderr,
+                   "usage: xopt_bench_huge [--xopt PATH] [--gib 2.5] [--bert-gib 0.5] "
+                   "[--inline-gib 0.5] [--models DIR] "
+                   "[--dir TMP] [--keep]\n");
       return 1;
     }
   }
@@ -264,9 +264,10 @@ int main(int argc, char** argv) {
     // weights out, so the peak stays under the same target.
     for (const char* precision : {"fp32", "fp16"}) {
       if (inline_weights && std::string(precision) != "fp32") continue;
-      Child c = run_child({xopt, "--passes=fold,fuse,plan", "--precision", precision,
-                           (in / "model.onnx").string(), "-o", (dir / "out" / "model.onnx").string()},
-                          log);
+      Child c =
+          run_child({xopt, "--passes=fold,fuse,plan", "--precision", precision,
+                     (in / "model.onnx").string(), "-o", (dir / "out" / "model.onnx").string()},
+                    log);
       if (c.code != 0) {
         std::fprintf(stderr, "xopt failed (exit %d):\n%s\n", c.code, tail(log).c_str());
         rc = 2;

@@ -135,8 +135,8 @@ Status PassManager::insert_pass_before(std::string_view anchor, std::string_view
                                        const PassRegistry& registry) {
   const PassInfo* p = registry.find_pass(name);
   if (p == nullptr)
-    return invalid_argument("unknown pass '" + std::string(name) + "' (known: " +
-                            known_names(registry) + ")");
+    return invalid_argument("unknown pass '" + std::string(name) +
+                            "' (known: " + known_names(registry) + ")");
   auto step = std::make_unique<Step>();
   step->name = p->name;
   step->pass = p->create();

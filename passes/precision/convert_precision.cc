@@ -45,8 +45,8 @@ bool lossless_middle(DType from, DType mid) {
 
 struct Stats {
   int64_t converted = 0, kept_schema = 0, kept_integer = 0, kept_user = 0, kept_subgraph = 0,
-          kept_choice = 0, weights = 0, clamped = 0, casts_added = 0, casts_removed = 0,
-          masks = 0, mask_values = 0;
+          kept_choice = 0, weights = 0, clamped = 0, casts_added = 0, casts_removed = 0, masks = 0,
+          mask_values = 0;
 };
 
 // A use of an fp32 value and the type it wants there. kUndefined: any float type (Cast's input,
@@ -61,8 +61,7 @@ class Converter {
  public:
   Converter(ir::Model& model, const PrecisionOptions& options, const PrecisionChoice* choice,
             Stats& stats, nlohmann::json* record)
-      : model_(model), g_(*model.graph), o_(options), choice_(choice), s_(stats),
-        record_(record) {}
+      : model_(model), g_(*model.graph), o_(options), choice_(choice), s_(stats), record_(record) {}
 
   Result<bool> run() {
     bool changed = false;
@@ -436,8 +435,8 @@ class Converter {
       nlohmann::json e;
       e["type"] = std::string(ir::dtype_name(t));
       e["rule"] = is_lowp(t) ? std::string("free") : std::string(precision_rule_name(np->rule));
-      if (!is_lowp(t) && o_.mode == PrecisionMode::kMixed &&
-          (np->fp16 || np->bf16) && np->rule == PrecisionRule::kFree)
+      if (!is_lowp(t) && o_.mode == PrecisionMode::kMixed && (np->fp16 || np->bf16) &&
+          np->rule == PrecisionRule::kFree)
         e["rule"] = "choice";
       if (!np->why.empty() && !is_lowp(t)) e["why"] = np->why;
       nodes[key] = std::move(e);

@@ -65,11 +65,16 @@ struct NewerSchema {
   int since;
 };
 const NewerSchema* newer_schema(const ir::Node& n) {
-  static const NewerSchema table[] = {
-      {"Conv", 22},          {"ConvTranspose", 22},      {"MaxPool", 22},
-      {"AveragePool", 22},   {"GlobalAveragePool", 22}, {"GlobalMaxPool", 22},
-      {"InstanceNormalization", 22}, {"Attention", 23}, {"RMSNormalization", 23},
-      {"RotaryEmbedding", 23}};
+  static const NewerSchema table[] = {{"Conv", 22},
+                                      {"ConvTranspose", 22},
+                                      {"MaxPool", 22},
+                                      {"AveragePool", 22},
+                                      {"GlobalAveragePool", 22},
+                                      {"GlobalMaxPool", 22},
+                                      {"InstanceNormalization", 22},
+                                      {"Attention", 23},
+                                      {"RMSNormalization", 23},
+                                      {"RotaryEmbedding", 23}};
   if (!is_onnx_domain(n)) return nullptr;
   for (const NewerSchema& s : table)
     if (n.op_type() == s.op && n.opset() >= s.since) return &s;
@@ -139,25 +144,24 @@ bool integer_type(DType t) {
 // Integer-valued results keep flowing through these (and through every elementwise or view op).
 bool moves_data(const ir::Node& n) {
   static const std::set<std::string, std::less<>> ops = {
-      "Concat", "Gather",    "Slice",  "Unsqueeze", "Squeeze", "Reshape",  "Expand",   "Tile",
-      "Split",  "Transpose", "Cast",   "Identity",  "Flatten", "Floor",    "Ceil",     "Round",
-      "Range",  "CumSum",    "ReduceSum", "ReduceMax", "ReduceMin", "Min", "Max",      "Where"};
+      "Concat", "Gather",    "Slice",     "Unsqueeze", "Squeeze",   "Reshape", "Expand", "Tile",
+      "Split",  "Transpose", "Cast",      "Identity",  "Flatten",   "Floor",   "Ceil",   "Round",
+      "Range",  "CumSum",    "ReduceSum", "ReduceMax", "ReduceMin", "Min",     "Max",    "Where"};
   return is_onnx_domain(n) && ops.count(n.op_type()) != 0;
 }
 
 // A mask on its way to the Add (or Where) that applies it.
 bool carries_mask(const ir::Node& n) {
   static const std::set<std::string, std::less<>> ops = {
-      "Mul",     "Sub",     "Where",   "Expand",    "Unsqueeze", "Squeeze", "Reshape",
-      "Slice",   "Cast",    "Concat",  "Tile",      "Transpose", "Identity", "Gather",
-      "Min",     "Max",     "Neg"};
+      "Mul",    "Sub",  "Where",     "Expand",   "Unsqueeze", "Squeeze", "Reshape", "Slice", "Cast",
+      "Concat", "Tile", "Transpose", "Identity", "Gather",    "Min",     "Max",     "Neg"};
   return is_onnx_domain(n) && ops.count(n.op_type()) != 0;
 }
 // Between the masked scores and the softmax.
 bool leads_to_softmax(const ir::Node& n) {
   static const std::set<std::string, std::less<>> ops = {
-      "Reshape", "Transpose", "Add", "Identity", "Cast", "Div", "Mul", "Squeeze", "Unsqueeze",
-      "Where"};
+      "Reshape", "Transpose", "Add",     "Identity",  "Cast",
+      "Div",     "Mul",       "Squeeze", "Unsqueeze", "Where"};
   return is_onnx_domain(n) && ops.count(n.op_type()) != 0;
 }
 bool is_softmax(const ir::Node& n) {
@@ -262,8 +266,8 @@ Result<NodeMatcher> NodeMatcher::make(const std::vector<std::string>& patterns,
       try {
         pat->re = std::regex(p.substr(1, p.size() - 2));
       } catch (const std::regex_error& e) {
-        return invalid_argument(std::string(flag) + " '" + p + "': not a valid regex (" +
-                                e.what() + ")");
+        return invalid_argument(std::string(flag) + " '" + p + "': not a valid regex (" + e.what() +
+                                ")");
       }
     }
     m.patterns_.push_back(std::move(pat));
@@ -373,7 +377,8 @@ Result<PrecisionAnalysis> analyze_precision(const ir::Model& model,
         const ir::Node* c = u.node;
         if (integer_nodes.count(c) || has_subgraph(*c)) continue;
         const ir::OpInfo* info = ir::find_op(*c);
-        const bool moves = moves_data(*c) || (info != nullptr && (info->elementwise || info->is_view));
+        const bool moves =
+            moves_data(*c) || (info != nullptr && (info->elementwise || info->is_view));
         if (!moves) continue;
         bool all = true;
         for (const ir::Value* in : c->inputs())
@@ -401,8 +406,8 @@ Result<PrecisionAnalysis> analyze_precision(const ir::Model& model,
       if (!n->is("Constant") && !n->is("ConstantOfShape")) continue;
       const ir::Value* o = n->output(0);
       if (!is_fp32(o) || !used_as_additive_mask(o, 6)) continue;
-      ir::Tensor t = n->is("Constant") ? constant_value(o).value_or(ir::Tensor())
-                                       : n->attr_tensor("value");
+      ir::Tensor t =
+          n->is("Constant") ? constant_value(o).value_or(ir::Tensor()) : n->attr_tensor("value");
       if (has_mask_values(t)) out.mask_constants.push_back(o->name());
     }
   }
@@ -429,7 +434,9 @@ Result<PrecisionAnalysis> analyze_precision(const ir::Model& model,
       np.rule = PrecisionRule::kSchema;
       np.why = std::string(is_onnx_domain(*n) ? "ONNX" : n->domain()) + " schema of " +
                n->op_type() + " at opset " + std::to_string(n->opset()) + " has no " +
-               (!s16 && !sb16 ? "float16 or bfloat16" : !s16 ? "float16" : "bfloat16") +
+               (!s16 && !sb16 ? "float16 or bfloat16"
+                : !s16        ? "float16"
+                              : "bfloat16") +
                " type";
     }
     if (has_subgraph(*n)) {

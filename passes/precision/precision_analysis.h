@@ -69,8 +69,7 @@ Result<PrecisionAnalysis> analyze_precision(const ir::Model& model,
 // name, or /regex/ matched (std::regex_search) against node names.
 class NodeMatcher {
  public:
-  static Result<NodeMatcher> make(const std::vector<std::string>& patterns,
-                                  std::string_view flag);
+  static Result<NodeMatcher> make(const std::vector<std::string>& patterns, std::string_view flag);
   bool matches(const ir::Node& node) const;
   bool empty() const { return patterns_.empty(); }
 

@@ -22,8 +22,8 @@ constexpr const char* kModel = R"(
 TEST(PrecisionCli, Fp16PlansInTheNewSizes) {
   test::TempDir dir;
   test::write_proto(dir / "m.onnx", test::parse_text_proto(kModel));
-  auto fp32 = test::run_xopt({"--passes=plan", dir / "m.onnx", "-o", dir / "fp32.onnx",
-                              "--report", dir / "r32"});
+  auto fp32 = test::run_xopt(
+      {"--passes=plan", dir / "m.onnx", "-o", dir / "fp32.onnx", "--report", dir / "r32"});
   ASSERT_EQ(fp32.code, 0) << fp32.err;
   auto r = test::run_xopt({"--passes=plan", "--precision", "fp16", dir / "m.onnx", "-o",
                            dir / "fp16.onnx", "--report", dir / "r16"});
@@ -42,7 +42,8 @@ TEST(PrecisionCli, Fp16PlansInTheNewSizes) {
   EXPECT_FALSE(j32.contains("precision"));
   EXPECT_EQ(j16["precision"]["mode"], "fp16");
   EXPECT_EQ(j16["precision"]["nodes"]["float16"], 3);
-  EXPECT_EQ(j16["planning"]["arena_bytes"].get<double>() * 2, j32["planning"]["arena_bytes"].get<double>());
+  EXPECT_EQ(j16["planning"]["arena_bytes"].get<double>() * 2,
+            j32["planning"]["arena_bytes"].get<double>());
   EXPECT_NE(r.err.find("memory plan (input shapes as given, fp16"), std::string::npos) << r.err;
 }
 
@@ -52,13 +53,13 @@ TEST(PrecisionCli, BadFlagsAreUsageErrors) {
   auto bad = test::run_xopt({"--precision", "fp8", dir / "m.onnx", "-o", dir / "o.onnx"});
   EXPECT_NE(bad.code, 0);
   EXPECT_NE((bad.out + bad.err).find("--precision"), std::string::npos) << bad.err;
-  auto regex = test::run_xopt({"--precision", "fp16", "--keep-fp32", "/[/", dir / "m.onnx", "-o",
-                               dir / "o.onnx"});
+  auto regex = test::run_xopt(
+      {"--precision", "fp16", "--keep-fp32", "/[/", dir / "m.onnx", "-o", dir / "o.onnx"});
   EXPECT_NE(regex.code, 0);
   EXPECT_NE(regex.err.find("--keep-fp32 '/[/'"), std::string::npos) << regex.err;
   EXPECT_FALSE(std::filesystem::exists(dir / "o.onnx"));
-  auto mixed = test::run_xopt({"--precision", "mixed", "--passes=plan", dir / "m.onnx", "-o",
-                               dir / "o.onnx"});
+  auto mixed = test::run_xopt(
+      {"--precision", "mixed", "--passes=plan", dir / "m.onnx", "-o", dir / "o.onnx"});
   EXPECT_NE(mixed.code, 0);
   EXPECT_NE(mixed.err.find("needs a chooser"), std::string::npos) << mixed.err;
 }

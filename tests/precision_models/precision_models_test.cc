@@ -2,9 +2,9 @@
 // fp32 on its test_data_set_0 input (CPU executor): cosine >= 0.999 on every output, the same
 // top-1 class on the classifiers, parameters 0.50x (plus the bytes kept fp32) and an arena at most
 // 0.55x the fp32 plan's where every node converts (see the arena comment below). Prints the
-// figures, the arena also with keep-io-types (the default). The converted models are saved with our outputs and
-// tests/precision_models/check_with_onnxruntime.py checks them with onnx.checker (full check) and
-// onnxruntime (fp16; onnxruntime's CPU provider has no bf16 kernels for these ops).
+// figures, the arena also with keep-io-types (the default). The converted models are saved with our
+// outputs and tests/precision_models/check_with_onnxruntime.py checks them with onnx.checker (full
+// check) and onnxruntime (fp16; onnxruntime's CPU provider has no bf16 kernels for these ops).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -78,9 +78,9 @@ Converted convert(const std::string& path, PrecisionMode mode,
   passes::PassManagerOptions pmo;
   pmo.verify_each = true;
   passes::PassManager pm(pmo);
-  EXPECT_TRUE(pm.add_pipeline(mode == PrecisionMode::kFp32 ? "fold,fuse,plan"
-                                                           : "fold,fuse,precision,plan")
-                  .is_ok());
+  EXPECT_TRUE(
+      pm.add_pipeline(mode == PrecisionMode::kFp32 ? "fold,fuse,plan" : "fold,fuse,precision,plan")
+          .is_ok());
   passes::PassOptions o;
   o.precision.mode = mode;
   o.precision.keep_io_types = keep_io;
@@ -124,11 +124,11 @@ void save_for_onnxruntime(const fs::path& dir, const std::string& stem, const Co
 
 TEST(PrecisionModels, Fp16AndBf16AgainstFp32) {
   XOPT_REQUIRE_SHARED(shared);
-  const fs::path dir = fs::temp_directory_path() / ("xopt_precision_models_" +
-                                                    std::to_string(::getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("xopt_precision_models_" + std::to_string(::getpid()));
   fs::create_directories(dir);
-  std::printf("%-20s %-5s %8s %8s %6s %9s %9s %9s %7s %7s\n", "model", "type", "cosine",
-              "max rel", "top-1", "params", "arena", "arena(io)", "kept32", "casts");
+  std::printf("%-20s %-5s %8s %8s %6s %9s %9s %9s %7s %7s\n", "model", "type", "cosine", "max rel",
+              "top-1", "params", "arena", "arena(io)", "kept32", "casts");
   for (const std::string& name : test::shared_model_names()) {
     const std::string path = test::shared_model_path(name);
     auto in = exec::conformance::read_tensor_file(
@@ -166,11 +166,12 @@ TEST(PrecisionModels, Fp16AndBf16AgainstFp32) {
         auto it = p->counters.find("casts added");
         if (it != p->counters.end()) casts = it->second;
       }
-      std::printf("%-20s %-5s %8.6f %8.2e %6s %8.3fx %8.3fx %8.3fx %6.2f%% %7lld   (arena %zu -> "
-                  "%zu, %zu without keep-io-types)\n",
-                  name.c_str(), type, worst_cos, worst_rel,
-                  classifier ? (top1 ? "same" : "DIFF") : "-", params, arena, arena_bare, 100 * kept,
-                  static_cast<long long>(casts), fp32.arena, c.arena, bare.arena);
+      std::printf(
+          "%-20s %-5s %8.6f %8.2e %6s %8.3fx %8.3fx %8.3fx %6.2f%% %7lld   (arena %zu -> "
+          "%zu, %zu without keep-io-types)\n",
+          name.c_str(), type, worst_cos, worst_rel, classifier ? (top1 ? "same" : "DIFF") : "-",
+          params, arena, arena_bare, 100 * kept, static_cast<long long>(casts), fp32.arena, c.arena,
+          bare.arena);
       EXPECT_GE(worst_cos, 0.999) << name << " " << type;
       if (classifier) {
         EXPECT_TRUE(top1) << name << " " << type;

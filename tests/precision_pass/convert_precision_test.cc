@@ -7,8 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include "executor/cpu/session.h"
-#include "passes/pass_manager.h"
 #include "ir/shape_inference.h"
+#include "passes/pass_manager.h"
 #include "passes/precision/precision_analysis.h"
 #include "tests/util/pass_golden.h"
 
@@ -129,7 +129,8 @@ TEST(ConvertPrecision, Fp16KeepsIoTypesWithOneCastEachSide) {
        m = MatMul(x_fp16, w)
        y_fp16 = Relu(m)
        y = Cast<to = 1>(y_fp16)
-    })", kFp16);
+    })",
+                           kFp16);
   EXPECT_EQ(counter(o, "nodes converted"), 2);
   EXPECT_EQ(counter(o, "weights converted"), 1);
   EXPECT_EQ(counter(o, "casts added"), 2);
@@ -178,7 +179,8 @@ TEST(ConvertPrecision, KeepIoTypesSharesOneCastAmongConsumers) {
       y = Add(a, b)
       c = Sigmoid(x)
       z = Mul(y, c)
-    })", R"(
+    })",
+                           R"(
     <ir_version: 8, opset_import: ["" : 17]>
     g (float[2,4] x) => (float[2,4] y, float[2,4] z) {
       x_fp16 = Cast <to = 10> (x)
@@ -189,7 +191,8 @@ TEST(ConvertPrecision, KeepIoTypesSharesOneCastAmongConsumers) {
       z_fp16 = Mul (y_fp16, c)
       y = Cast <to = 1> (y_fp16)
       z = Cast <to = 1> (z_fp16)
-    })", kFp16);
+    })",
+                           kFp16);
   EXPECT_EQ(counter(o, "casts added"), 3);
 }
 
@@ -231,7 +234,8 @@ TEST(ConvertPrecision, IntegerChainStaysFp32) {
       a = Relu(x_fp16)
       y_fp16 = Reshape(a, i)
       y = Cast <to = 1> (y_fp16)
-    })", kFp16);
+    })",
+                           kFp16);
   EXPECT_EQ(counter(o, "kept fp32 (integer)"), 2);
   auto analysis = passes::analyze_precision(inferred(kIntegerChain), passes::PrecisionOptions{});
   ASSERT_TRUE(analysis.is_ok());
@@ -251,7 +255,8 @@ TEST(ConvertPrecision, IntegerRuleDoesNotApplyToData) {
     g (float[2,6] x) => (float[2,6] y) <float[6] k = {1.5, 0.5, 2, 1, 3, 0.25}> {
       r = Mul(x, k)
       y = Round(r)
-    })", R"(
+    })",
+                           R"(
     g (float[2,6] x) => (float[2,6] y)
        <float16[6] k ...>
     {
@@ -259,7 +264,8 @@ TEST(ConvertPrecision, IntegerRuleDoesNotApplyToData) {
        r = Mul(x_fp16, k)
        y_fp16 = Round(r)
        y = Cast<to = 1>(y_fp16)
-    })", kFp16);
+    })",
+                           kFp16);
   EXPECT_EQ(counter(o, "kept fp32 (integer)"), 0);
 
   auto naive = context(PrecisionMode::kFp16);
@@ -294,7 +300,8 @@ TEST(ConvertPrecision, MaskConstantGoesToTheSafeLowest) {
        a = Add(s, mask)
        p_fp16 = Softmax<axis = -1>(a)
        p = Cast<to = 1>(p_fp16)
-    })", kFp16);
+    })",
+                           kFp16);
   EXPECT_EQ(counter(o, "masks rewritten"), 1);
   EXPECT_EQ(counter(o, "values clamped"), 0);
   // The mask holds fp16's safe lowest, and the fully masked row is finite in fp16.
@@ -302,7 +309,8 @@ TEST(ConvertPrecision, MaskConstantGoesToTheSafeLowest) {
   EXPECT_EQ(initializer_values(m, "mask"), (std::vector<float>{0, -32752, -32752, -32752}));
   auto out = exec::run_model(m, test::random_inputs(m));
   ASSERT_TRUE(out.is_ok()) << out.status().message();
-  for (int64_t i = 0; i < (*out)[0].numel(); ++i) EXPECT_TRUE(std::isfinite((*out)[0].as_double(i)));
+  for (int64_t i = 0; i < (*out)[0].numel(); ++i)
+    EXPECT_TRUE(std::isfinite((*out)[0].as_double(i)));
 }
 
 // The same constant added without a softmax after it is no mask: it is clamped to fp16's range
@@ -314,7 +322,8 @@ TEST(ConvertPrecision, MaskRuleDoesNotApplyWithoutSoftmax) {
     g (float[2,2] s) => (float[2,2] p) <float[2,2] big = {0, -1e9, -1e9, -1e9}, float low = {-10}> {
       a = Add(s, big)
       p = Max(a, low)
-    })", R"(
+    })",
+                           R"(
     g (float[2,2] s) => (float[2,2] p)
        <float16[2,2] big ..., float16[] low ...>
     {
@@ -322,7 +331,8 @@ TEST(ConvertPrecision, MaskRuleDoesNotApplyWithoutSoftmax) {
        a = Add(s_fp16, big)
        p_fp16 = Max(a, low)
        p = Cast<to = 1>(p_fp16)
-    })", kFp16);
+    })",
+                           kFp16);
   EXPECT_EQ(counter(o, "masks rewritten"), 0);
   EXPECT_EQ(counter(o, "values clamped"), 3);
   ir::Model m = converted(R"(
@@ -330,7 +340,8 @@ TEST(ConvertPrecision, MaskRuleDoesNotApplyWithoutSoftmax) {
     g (float[2,2] s) => (float[2,2] p) <float[2,2] big = {0, -1e9, -1e9, -1e9}, float low = {-10}> {
       a = Add(s, big)
       p = Max(a, low)
-    })", PrecisionMode::kFp16);
+    })",
+                          PrecisionMode::kFp16);
   EXPECT_EQ(initializer_values(m, "big"), (std::vector<float>{0, -65504, -65504, -65504}));
 }
 
@@ -345,7 +356,8 @@ TEST(ConvertPrecision, RemovesOnlyLosslessCastPairs) {
       h = Cast <to = 10> (y)
       z = Relu(h)
       w = Cast <to = 1> (x)
-    })", &ctx, test::kExact);
+    })",
+                              &ctx, test::kExact);
   ASSERT_TRUE(o.status.is_ok()) << o.status.message();
   EXPECT_TRUE(o.changed);
   EXPECT_EQ(o.text, test::canonical(R"(
@@ -379,7 +391,8 @@ TEST(ConvertPrecision, SchemaWithoutFp16KeepsTheNodeFp32) {
       a = Relu(x)
       b = Celu(a)
       y = Neg(b)
-    })", R"(
+    })",
+                           R"(
     <ir_version: 8, opset_import: ["" : 17]>
     g (float[2,4] x) => (float[2,4] y) {
       x_fp16 = Cast <to = 10> (x)
@@ -389,7 +402,8 @@ TEST(ConvertPrecision, SchemaWithoutFp16KeepsTheNodeFp32) {
       b_fp16 = Cast <to = 10> (b)
       y_fp16 = Neg(b_fp16)
       y = Cast <to = 1> (y_fp16)
-    })", kFp16);
+    })",
+                           kFp16);
   EXPECT_EQ(counter(o, "kept fp32 (schema)"), 1);
 }
 
@@ -430,7 +444,8 @@ TEST(ConvertPrecision, SubgraphBodiesConvertConsistently) {
       y = If(c) <
         then_branch = then_g () => (float[2,4] t) { r = Relu(x)  t = Neg(r) },
         else_branch = else_g () => (float[2,4] e) { e = Sigmoid(x) }>
-    })", R"(
+    })",
+                           R"(
     <ir_version: 8, opset_import: ["" : 17]>
     g (bool c, float[2,4] x) => (float[2,4] y) {
       y = If(c) <
@@ -445,7 +460,8 @@ TEST(ConvertPrecision, SubgraphBodiesConvertConsistently) {
           e_fp16 = Sigmoid(x_fp16)
           e = Cast <to = 1> (e_fp16)
         }>
-    })", kFp16);
+    })",
+                           kFp16);
   EXPECT_EQ(counter(o, "kept fp32 (subgraph)"), 1);
 }
 
@@ -516,7 +532,8 @@ TEST(ConvertPrecision, KeepFp32IsNumericallyCheckedToo) {
       m_fp16 = Cast <to = 10> (m)
       y_fp16 = Relu (m_fp16)
       y = Cast <to = 1> (y_fp16)
-    })", kFp16);
+    })",
+                           kFp16);
   EXPECT_EQ(counter(o, "kept fp32 (user)"), 1);
 }
 

@@ -122,7 +122,8 @@ Finite run_converted(PrecisionMode mode, bool auto_rules) {
   EXPECT_TRUE(out.is_ok()) << out.status().message();
   Finite f;
   if (!out.is_ok()) return f;
-  for (int64_t i = 0; i < (*out)[0].numel(); ++i) f.h = f.h && std::isfinite((*out)[0].as_double(i));
+  for (int64_t i = 0; i < (*out)[0].numel(); ++i)
+    f.h = f.h && std::isfinite((*out)[0].as_double(i));
   for (int64_t i = 0; i < 4; ++i) {
     const bool ok = std::isfinite((*out)[1].as_double(i));
     f.p = f.p && ok;

@@ -90,7 +90,8 @@ std::string precision_summary(const ir::Model& model) {
   nlohmann::json p = precision_object(model);
   if (p.is_null()) return "";
   int64_t lowp = 0, fp32 = 0;
-  for (const auto& [type, n] : p["nodes"].items()) (type == "float" ? fp32 : lowp) += n.get<int64_t>();
+  for (const auto& [type, n] : p["nodes"].items())
+    (type == "float" ? fp32 : lowp) += n.get<int64_t>();
   std::string out = p["mode"].get<std::string>() + ": " + std::to_string(lowp) +
                     " nodes converted, " + std::to_string(fp32) + " kept fp32";
   std::string why;
