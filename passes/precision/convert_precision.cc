@@ -68,6 +68,8 @@ class Converter {
     XOPT_ASSIGN_OR_RETURN(bool sub, convert_subgraphs());
     changed = sub;
     XOPT_ASSIGN_OR_RETURN(analysis_, analyze_precision(model_, o_));
+    // Keys as the analysis made them: converting renames the results that keep their names fp32.
+    for (const ir::Node* n : g_.nodes()) keys_[n] = precision_node_key(*n);
     decide_targets();
     const bool any_lowp =
         std::any_of(target_.begin(), target_.end(), [](auto& kv) { return is_lowp(kv.second); });
@@ -428,7 +430,9 @@ class Converter {
   void record_decisions() {
     nlohmann::json nodes = nlohmann::json::object();
     for (const ir::Node* n : g_.nodes()) {
-      const std::string key = precision_node_key(*n);
+      auto k = keys_.find(n);
+      if (k == keys_.end()) continue;  // a Cast this pass added
+      const std::string& key = k->second;
       const NodePrecision* np = analysis_.find(key);
       if (np == nullptr || n->is("Constant")) continue;
       const DType t = target(n);
@@ -452,6 +456,7 @@ class Converter {
   nlohmann::json* record_;
   PrecisionAnalysis analysis_;
   std::unordered_map<const ir::Node*, DType> target_;
+  std::unordered_map<const ir::Node*, std::string> keys_;
   std::unordered_set<std::string> masks_;
   DType mask_type_ = DType::kFloat16;
 };
