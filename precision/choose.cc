@@ -23,10 +23,14 @@ std::string num(double v) {
   return buf;
 }
 
-double type_bytes(DType t) { return t == DType::kFloat ? 4.0 : 2.0; }
+double type_bytes(DType t) {
+  return t == DType::kFloat ? 4.0 : 2.0;
+}
 
 // Readers that look at a value's shape only need no Cast.
-bool reads_shape_only(const ir::Node& n) { return n.is("Shape") || n.is("Size"); }
+bool reads_shape_only(const ir::Node& n) {
+  return n.is("Shape") || n.is("Size");
+}
 
 struct Chooser {
   const ir::Graph& g;
@@ -167,8 +171,7 @@ struct Chooser {
   }
 
   // Range facts of a node's float inputs and outputs; whether each low type fits, and why not.
-  void ranges(size_t i, bool* fp16_fits, bool* bf16_fits, std::string* why16,
-              std::string* whybf) {
+  void ranges(size_t i, bool* fp16_fits, bool* bf16_fits, std::string* why16, std::string* whybf) {
     NodeDecision& d = dec[i];
     d.min_nonzero_abs = kInf;
     *fp16_fits = *bf16_fits = true;
@@ -256,19 +259,23 @@ struct Chooser {
       if (!ok16 && !okbf) {
         std::string why;
         if (!rule.fp16 || !rule.bf16) why = rule.rule + "; ";
-        why += !fits16 ? why16 : (std::isfinite(d.local.fp16) ? "float16 not allowed"
-                                                              : "float16 overflows");
+        why += !fits16
+                   ? why16
+                   : (std::isfinite(d.local.fp16) ? "float16 not allowed" : "float16 overflows");
         if (rule.bf16) why += !fitsbf ? "; " + whybf : "; bfloat16 overflows";
         set_fp32(i, !fits16 || !fitsbf ? "range" : "rule", why);
         continue;
       }
-      const DType t = ok16 && (!okbf || d.local.fp16 <= d.local.bf16) ? DType::kFloat16
-                                                                       : DType::kBFloat16;
+      const DType t =
+          ok16 && (!okbf || d.local.fp16 <= d.local.bf16) ? DType::kFloat16 : DType::kBFloat16;
       const double e = d.local.of(t);
       if (e * e > budget2) {
+        const std::string at = t == DType::kFloat16 && !d.local.worst_at_fp16.empty()
+                                   ? " (seen at '" + d.local.worst_at_fp16 + "')"
+                                   : "";
         set_fp32(i, "local-error",
                  std::string(t == DType::kFloat16 ? "float16" : "bfloat16") + " local error " +
-                     num(e) + " alone is over --max-error " + num(opt.max_error) +
+                     num(e) + at + " alone is over --max-error " + num(opt.max_error) +
                      (t == DType::kBFloat16 && !ok16 ? " (float16: " + why16 + ")" : ""));
         continue;
       }
@@ -276,10 +283,9 @@ struct Chooser {
       err2[i] = e * e;
       type[i] = t;
       d.kind = "chosen";
-      d.reason = std::string(t == DType::kFloat16 ? "float16" : "bfloat16") + ": local error " +
-                 num(e) +
-                 (t == DType::kBFloat16 && !ok16 && !why16.empty() ? "; not float16: " + why16
-                                                                   : "");
+      d.reason =
+          std::string(t == DType::kFloat16 ? "float16" : "bfloat16") + ": local error " + num(e) +
+          (t == DType::kBFloat16 && !ok16 && !why16.empty() ? "; not float16: " + why16 : "");
     }
     compute_reach();
   }
@@ -376,8 +382,7 @@ struct Chooser {
             dec[i].kind = "chosen";
             const double e = std::sqrt(err2[i]);
             dec[i].reason = std::string(other == DType::kFloat16 ? "float16" : "bfloat16") +
-                            ": local error " + num(e) + ", saves " + num(before - after) +
-                            " bytes";
+                            ": local error " + num(e) + ", saves " + num(before - after) + " bytes";
           }
           changed = true;
         } else {
@@ -468,6 +473,9 @@ nlohmann::json choice_json(const ChoiceReport& report) {
                      {"headroom", finite_or_null(d.headroom)},
                      {"local_error_fp16", finite_or_null(d.local.fp16)},
                      {"local_error_bf16", finite_or_null(d.local.bf16)},
+                     {"own_error_fp16", finite_or_null(d.local.own_fp16)},
+                     {"own_error_bf16", finite_or_null(d.local.own_bf16)},
+                     {"worst_at_fp16", d.local.worst_at_fp16},
                      {"local_error_method", d.local.method}});
   }
   j["nodes"] = nodes;

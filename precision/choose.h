@@ -47,7 +47,7 @@ namespace xopt::precision {
 struct NodeRule {
   bool fp16 = true;
   bool bf16 = true;
-  bool user_keep_fp32 = false;  // --keep-fp32 named it
+  bool user_keep_fp32 = false;   // --keep-fp32 named it
   bool user_force_lowp = false;  // --force-lowp named it: low precision whatever the budget
   std::string rule;              // which rule decided, when it forbids a type ("" otherwise)
 };
@@ -81,12 +81,12 @@ struct NodeDecision {
 
 struct ChoiceReport {
   double max_error = 0.0;
-  std::vector<NodeDecision> nodes;  // graph order, nodes with a float output
+  std::vector<NodeDecision> nodes;                // graph order, nodes with a float output
   std::map<std::string, double> output_estimate;  // E(o) per graph output
-  double bytes_fp32 = 0.0;    // the cost model's figure with every node in fp32
-  double bytes_chosen = 0.0;  // and with the choice
-  int casts = 0;              // Casts the choice adds
-  std::vector<std::string> notes;  // where the calibration data came from
+  double bytes_fp32 = 0.0;                        // the cost model's figure with every node in fp32
+  double bytes_chosen = 0.0;                      // and with the choice
+  int casts = 0;                                  // Casts the choice adds
+  std::vector<std::string> notes;                 // where the calibration data came from
 
   int count(ir::DType t) const;
 };

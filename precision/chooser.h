@@ -28,6 +28,11 @@ struct ChooserConfig {
   std::shared_ptr<ChoiceReport> report;
 };
 
+// What convert-precision's analysis (passes/precision/precision_analysis.h) allows per node, with
+// the options' --keep-fp32 and --force-lowp, by node_key.
+Result<NodeRules> rules_from_analysis(const ir::Model& model,
+                                      const passes::PrecisionOptions& options);
+
 // Calibration, local errors and the choice for `model` in one call.
 Result<ChoiceReport> choose_for_model(const ir::Model& model,
                                       const passes::PrecisionOptions& options,

@@ -68,7 +68,7 @@ double dtype_max(ir::DType dtype) {
 
 double dtype_min_normal(ir::DType dtype) {
   if (dtype == ir::DType::kFloat16) return 6.103515625e-05;  // 2^-14
-  return std::numeric_limits<float>::min();                   // bfloat16 has float's exponent
+  return std::numeric_limits<float>::min();                  // bfloat16 has float's exponent
 }
 
 }  // namespace xopt::precision

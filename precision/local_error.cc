@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <unordered_map>
+#include <utility>
 
 #include "executor/cpu/allocator.h"
 #include "executor/cpu/kernel.h"
+#include "passes/precision/precision_analysis.h"
 #include "precision/float_data.h"
 
 namespace xopt::precision {
@@ -75,13 +78,95 @@ Result<std::vector<std::vector<float>>> run_in(const ir::Node& node,
 }  // namespace
 
 std::string node_key(const ir::Node& node) {
-  if (!node.name().empty()) return node.name();
-  const ir::Value* v = node.output(0);
-  return "@" + (v != nullptr ? v->name() : std::string());
+  return passes::precision_node_key(node);
 }
 
-LocalError node_local_error(const ir::Node& node,
-                            const std::map<std::string, ir::Tensor, std::less<>>& values) {
+namespace {
+
+using Position = std::unordered_map<const ir::Node*, size_t>;
+
+Position positions(const ir::Graph& g) {
+  Position pos;
+  size_t k = 0;
+  for (const ir::Node* n : g.nodes()) pos[n] = k++;
+  return pos;
+}
+
+// Moves data without arithmetic: no hop of its own.
+bool is_layout(const ir::Node& n) {
+  return n.is("Transpose") || n.is("Reshape") || n.is("Identity") || n.is("Squeeze") ||
+         n.is("Unsqueeze") || n.is("Flatten");
+}
+
+// Carries `perturbed` (values by name, as fp32 tensors) up to `hops` nodes downstream, each of them
+// in fp32; returns the largest relative error seen there and where.
+std::pair<double, std::string> downstream_error(
+    const ir::Node& node, std::map<std::string, ir::Tensor, std::less<>> perturbed,
+    const std::map<std::string, ir::Tensor, std::less<>>& values, int hops, const Position& pos) {
+  double worst = 0.0;
+  std::string where;
+  // Downstream nodes by graph position, with the hops left after them.
+  std::map<size_t, std::pair<const ir::Node*, int>> todo;
+  auto add_consumers = [&](const ir::Node& n, int left) {
+    for (const ir::Value* v : n.outputs()) {
+      if (v == nullptr || perturbed.count(v->name()) == 0) continue;
+      for (const ir::Use& u : v->uses()) {
+        auto p = pos.find(u.node);
+        if (p == pos.end() || u.index < 0) continue;
+        const int after = is_layout(*u.node) ? left : left - 1;
+        if (after < 0) continue;
+        auto [it, fresh] = todo.emplace(p->second, std::make_pair(u.node, after));
+        if (!fresh) it->second.second = std::max(it->second.second, after);
+      }
+    }
+  };
+  add_consumers(node, hops);
+  while (!todo.empty()) {
+    auto [n, left] = todo.begin()->second;
+    todo.erase(todo.begin());
+    if (!n->implicit_inputs().empty()) continue;
+    std::vector<const ir::Tensor*> ins;
+    bool ok = true;
+    for (const ir::Value* v : n->inputs()) {
+      if (v == nullptr) {
+        ins.push_back(nullptr);
+        continue;
+      }
+      const ir::Tensor* t = nullptr;
+      if (auto p = perturbed.find(v->name()); p != perturbed.end()) {
+        t = &p->second;
+      } else if (auto r = values.find(v->name()); r != values.end()) {
+        t = &r->second;
+      }
+      if (t == nullptr) {
+        ok = false;
+        break;
+      }
+      ins.push_back(t);
+    }
+    if (!ok) continue;
+    auto outs = run_node(*n, ins);
+    if (!outs) continue;  // a node that does not run here stops the walk on this path
+    for (size_t i = 0; i < n->num_outputs() && i < outs->size(); ++i) {
+      const ir::Value* v = n->output(i);
+      if (v == nullptr || (*outs)[i].dtype() != ir::DType::kFloat) continue;
+      auto ref = values.find(v->name());
+      if (ref == values.end()) continue;
+      const double e = relative_error(to_floats((*outs)[i]), to_floats(ref->second));
+      if (e > worst) {
+        worst = e;
+        where = node_key(*n);
+      }
+      perturbed[v->name()] = std::move((*outs)[i]);
+    }
+    add_consumers(*n, left);
+  }
+  return {worst, where};
+}
+
+LocalError local_error_at(const ir::Node& node,
+                          const std::map<std::string, ir::Tensor, std::less<>>& values,
+                          const LocalErrorOptions& options, const Position& pos) {
   LocalError e;
   if (!node.implicit_inputs().empty()) {
     e.problem = "has a subgraph";
@@ -117,10 +202,11 @@ LocalError node_local_error(const ir::Node& node,
     e.problem = float_output ? "no fp32 input" : "no fp32 output";
     return e;
   }
+  const ir::DType types[2] = {ir::DType::kFloat16, ir::DType::kBFloat16};
   for (bool kernel_in_type : {true, false}) {
-    double err[2] = {0.0, 0.0};
+    double own[2] = {0.0, 0.0}, seen[2] = {0.0, 0.0};
+    std::string where16;
     bool ran = true;
-    const ir::DType types[2] = {ir::DType::kFloat16, ir::DType::kBFloat16};
     for (int k = 0; k < 2 && ran; ++k) {
       auto outs = run_in(node, ins, types[k], kernel_in_type);
       if (!outs) {
@@ -128,12 +214,28 @@ LocalError node_local_error(const ir::Node& node,
         e.problem = "does not run on its calibration inputs: " + outs.status().message();
         break;
       }
-      for (size_t i = 0; i < ref.size() && i < outs->size(); ++i)
-        if (!ref[i].empty()) err[k] = std::max(err[k], relative_error((*outs)[i], ref[i]));
+      std::map<std::string, ir::Tensor, std::less<>> perturbed;
+      for (size_t i = 0; i < ref.size() && i < outs->size(); ++i) {
+        if (ref[i].empty()) continue;
+        own[k] = std::max(own[k], relative_error((*outs)[i], ref[i]));
+        const ir::Tensor& y = values.find(node.output(i)->name())->second;
+        perturbed[node.output(i)->name()] = from_floats(ir::DType::kFloat, y.dims(), (*outs)[i]);
+      }
+      seen[k] = own[k];
+      if (options.hops > 0 && std::isfinite(own[k])) {
+        auto [d, where] = downstream_error(node, std::move(perturbed), values, options.hops, pos);
+        if (d > seen[k]) {
+          seen[k] = d;
+          if (k == 0) where16 = where;
+        }
+      }
     }
     if (!ran) continue;
-    e.fp16 = err[0];
-    e.bf16 = err[1];
+    e.own_fp16 = own[0];
+    e.own_bf16 = own[1];
+    e.fp16 = seen[0];
+    e.bf16 = seen[1];
+    e.worst_at_fp16 = where16;
     e.method = kernel_in_type ? "kernel" : "rounded";
     e.problem.clear();
     return e;
@@ -141,12 +243,21 @@ LocalError node_local_error(const ir::Node& node,
   return e;
 }
 
+}  // namespace
+
+LocalError node_local_error(const ir::Node& node,
+                            const std::map<std::string, ir::Tensor, std::less<>>& values,
+                            const LocalErrorOptions& options) {
+  return local_error_at(node, values, options, positions(*node.graph()));
+}
+
 std::map<std::string, LocalError, std::less<>> local_errors(const ir::Graph& graph,
-                                                           const Calibration& calibration) {
+                                                            const Calibration& calibration,
+                                                            const LocalErrorOptions& options) {
+  const Position pos = positions(graph);
   std::map<std::string, LocalError, std::less<>> out;
-  for (const ir::Node* n : graph.node_list()) {
-    out[node_key(*n)] = node_local_error(*n, calibration.values);
-  }
+  for (const ir::Node* n : graph.nodes())
+    out[node_key(*n)] = local_error_at(*n, calibration.values, options, pos);
   return out;
 }
 

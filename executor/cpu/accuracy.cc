@@ -113,7 +113,8 @@ std::string format_accuracy_table(const std::vector<TensorDiff>& diffs) {
     }
     o << "  " << line << "\n";
   }
-  o << "  top-1: rows whose argmax agrees; top-5: rows whose five largest classes agree (as sets)\n";
+  o << "  top-1: rows whose argmax agrees; top-5: rows whose five largest classes agree (as "
+       "sets)\n";
   return o.str();
 }
 

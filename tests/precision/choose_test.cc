@@ -105,7 +105,9 @@ TEST(ChoosePrecision, ValuesPastFloat16MaxStayOutOfFloat16) {
     const auto& d = decision(r, k);
     EXPECT_NE(d.dtype, DType::kFloat16) << k << ": " << d.reason;
     EXPECT_GT(d.max_abs, 65504.0) << k;
-    if (d.dtype == DType::kBFloat16) EXPECT_NE(d.reason.find("not float16"), std::string::npos);
+    if (d.dtype == DType::kBFloat16) {
+      EXPECT_NE(d.reason.find("not float16"), std::string::npos) << d.reason;
+    }
     EXPECT_LT(d.headroom, 1.0e34) << k;  // headroom of bfloat16/fp32 over 1e5
   }
   EXPECT_TRUE(std::isinf(decision(r, "@b").local.fp16));
@@ -121,12 +123,14 @@ TEST(ChoosePrecision, ValuesPastFloat16MaxStayOutOfFloat16) {
 // float16, so the MatMul has no local error.
 TEST(ChoosePrecision, NodeWithNoLocalErrorGoesFloat16) {
   std::vector<float> xv(4 * 32), wv(32 * 32);
-  for (size_t i = 0; i < xv.size(); ++i) xv[i] = static_cast<float>(static_cast<int>(i % 17) - 8) / 8;
-  for (size_t i = 0; i < wv.size(); ++i) wv[i] = static_cast<float>(static_cast<int>(i % 5) - 2) / 8;
-  const std::string text = "<ir_version: 8, opset_import: [\"\" : 17]>\n"
-                           "g (float[4,32] x) => (float[4,32] y) <" +
-                           init("w", ir::Tensor::of<float>({32, 32}, wv)) +
-                           "> {\n  y = MatMul(x, w)\n}\n";
+  for (size_t i = 0; i < xv.size(); ++i)
+    xv[i] = static_cast<float>(static_cast<int>(i % 17) - 8) / 8;
+  for (size_t i = 0; i < wv.size(); ++i)
+    wv[i] = static_cast<float>(static_cast<int>(i % 5) - 2) / 8;
+  const std::string text =
+      "<ir_version: 8, opset_import: [\"\" : 17]>\n"
+      "g (float[4,32] x) => (float[4,32] y) <" +
+      init("w", ir::Tensor::of<float>({32, 32}, wv)) + "> {\n  y = MatMul(x, w)\n}\n";
   Case c = make_case(text, {{"x", ir::Tensor::of<float>({4, 32}, xv)}});
   const precision::ChoiceReport r = choose(c, 1e-6);
   const auto& d = decision(r, "@y");
@@ -139,8 +143,9 @@ TEST(ChoosePrecision, NodeWithNoLocalErrorGoesFloat16) {
 
 // Four MatMuls in a chain with varied weights: each has a float16 local error near 2^-11.
 std::string chain_model() {
-  std::string s = "<ir_version: 8, opset_import: [\"\" : 17]>\n"
-                  "g (float[4,32] x) => (float[4,32] y) <";
+  std::string s =
+      "<ir_version: 8, opset_import: [\"\" : 17]>\n"
+      "g (float[4,32] x) => (float[4,32] y) <";
   for (int k = 0; k < 4; ++k)
     s += (k ? ", " : "") + init("w" + std::to_string(k), test::ramp({32, 32}, 0.35f, 10 + k));
   s += "> {\n  h0 = MatMul(x, w0)\n  h1 = MatMul(h0, w1)\n  h2 = MatMul(h1, w2)\n"

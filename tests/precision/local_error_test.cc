@@ -11,8 +11,12 @@
 namespace xopt {
 namespace {
 
-float r16(float v) { return ir::half_to_float(ir::float_to_half(v)); }
-float rbf(float v) { return ir::bfloat16_to_float(ir::float_to_bfloat16(v)); }
+float r16(float v) {
+  return ir::half_to_float(ir::float_to_half(v));
+}
+float rbf(float v) {
+  return ir::bfloat16_to_float(ir::float_to_bfloat16(v));
+}
 
 constexpr const char* kMatMul = R"(
 <ir_version: 8, opset_import: ["" : 17]>

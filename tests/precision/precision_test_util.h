@@ -89,7 +89,8 @@ inline ir::Model simulate_choice(const std::string& text, const passes::Precisio
   return m;
 }
 
-inline std::vector<ir::Tensor> run(const ir::Model& m, const std::map<std::string, ir::Tensor>& in) {
+inline std::vector<ir::Tensor> run(const ir::Model& m,
+                                   const std::map<std::string, ir::Tensor>& in) {
   auto out = exec::run_model(m, in);
   EXPECT_TRUE(out.is_ok()) << out.status().message();
   return out.is_ok() ? std::move(out).value() : std::vector<ir::Tensor>{};

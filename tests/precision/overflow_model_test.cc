@@ -1,0 +1,101 @@
+// The model every naive converter breaks: a residual stream whose values pass 65504 and a softmax
+// over scores with a -1e9 additive mask. Every node in float16 gives inf/NaN; `mixed` keeps the
+// nodes that need the range out of float16 and its outputs stay finite and within the budget.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+
+#include "precision/choose.h"
+#include "precision/local_error.h"
+#include "tests/precision/precision_test_util.h"
+
+namespace xopt {
+namespace {
+
+using ir::DType;
+
+std::string init(const std::string& name, const ir::Tensor& t) {
+  std::string s = "float[";
+  for (size_t i = 0; i < t.dims().size(); ++i) s += (i ? "," : "") + std::to_string(t.dims()[i]);
+  s += "] " + name + " = {";
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.9g", t.data<float>()[i]);
+    s += (i ? ", " : "") + std::string(buf);
+  }
+  return s + "}";
+}
+
+}  // namespace
+
+// Shared with the pass half of the test (convert_precision_overflow_test.cc).
+std::string overflow_model_text() {
+  std::vector<float> mask(16);
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 4; ++j) mask[i * 4 + j] = j > i ? -1e9f : 0.0f;  // causal
+  std::vector<float> ones(16, 1.0f), zeros(16, 0.0f);
+  return "<ir_version: 8, opset_import: [\"\" : 17]>\n"
+         "g (float[4,16] x) => (float[4,16] y) <" +
+         init("w", test::ramp({16, 16}, 0.25f, 21)) + ", " +
+         init("stream", test::ramp({4, 16}, 1.5e5f, 22)) + ", " +
+         init("gamma", ir::Tensor::of<float>({16}, ones)) + ", " +
+         init("beta", ir::Tensor::of<float>({16}, zeros)) + ", " +
+         init("wk", test::ramp({16, 16}, 0.25f, 23)) + ", " +
+         init("mask", ir::Tensor::of<float>({4, 4}, mask)) +
+         "> {\n"
+         "  a = MatMul(x, w)\n"
+         "  r = Add(a, stream)\n"
+         "  n = LayerNormalization <axis = -1> (r, gamma, beta)\n"
+         "  k = MatMul(n, wk)\n"
+         "  kt = Transpose <perm = [1, 0]> (k)\n"
+         "  s = MatMul(n, kt)\n"
+         "  m = Add(s, mask)\n"
+         "  p = Softmax <axis = -1> (m)\n"
+         "  y = MatMul(p, n)\n"
+         "}\n";
+}
+
+namespace {
+
+TEST(OverflowModel, EveryNodeInFloat16OverflowsMixedStaysFiniteAndAccurate) {
+  const std::string text = overflow_model_text();
+  ir::Model model = test::parse(text);
+  const std::map<std::string, ir::Tensor> inputs = {{"x", test::ramp({4, 16}, 1.0f, 24)}};
+  auto cal = precision::calibrate(model, {inputs});
+  ASSERT_TRUE(cal.is_ok()) << cal.status().message();
+  ASSERT_GT(cal->ranges.at("r").max_abs, 65504.0);
+  ASSERT_GE(cal->ranges.at("m").max_abs, 1e9);
+  const auto ref = test::run(model, inputs);
+  const auto local = precision::local_errors(*model.graph, *cal);
+
+  precision::ChooseOptions o;
+  o.max_error = 1e-3;
+  const precision::ChoiceReport r = precision::choose_precision(*model.graph, *cal, local, {}, o);
+
+  // Every node in float16 (what --precision fp16 --no-auto does): inf/NaN at the output.
+  passes::PrecisionChoice all16;
+  for (const auto& d : r.nodes) all16[d.node] = DType::kFloat16;
+  const auto naive = test::run(test::simulate_choice(text, all16, *cal), inputs);
+  ASSERT_EQ(naive.size(), 1u);
+  exec::TensorDiff nd = exec::compare_tensors("y", naive[0], ref[0]);
+  EXPECT_GT(nd.accuracy.nan + nd.accuracy.inf, 0) << "the naive conversion should overflow";
+
+  // mixed: the residual Add and the masked scores stay out of float16; the output is finite and
+  // within the budget of the fp32 run.
+  for (const auto& d : r.nodes) {
+    if (d.node == "@r" || d.node == "@m" || d.node == "@p" || d.node == "@n") {
+      EXPECT_NE(d.dtype, DType::kFloat16) << d.node << ": " << d.reason;
+    }
+  }
+  EXPECT_GT(r.count(DType::kFloat16) + r.count(DType::kBFloat16), 0);
+  const auto mixed = test::run(test::simulate_choice(text, precision::to_choice(r), *cal), inputs);
+  ASSERT_EQ(mixed.size(), 1u);
+  exec::TensorDiff md = exec::compare_tensors("y", mixed[0], ref[0]);
+  EXPECT_EQ(md.accuracy.nan + md.accuracy.inf, 0);
+  EXPECT_LE(md.max_rel, 1e-3);
+  EXPECT_GE(md.cosine, 0.999);
+}
+
+}  // namespace
+}  // namespace xopt
