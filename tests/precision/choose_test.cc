@@ -79,14 +79,14 @@ passes::PrecisionChoice all_in(const precision::ChoiceReport& r, DType t) {
   return c;
 }
 
-// x [8,32] -> MatMul w1 -> *2e4 (values pass 65504) -> MatMul w2 -> *1e-4 -> y.
+// x [8,32] -> MatMul w1 -> *5e4 (values pass 65504) -> MatMul w2 -> *1e-4 -> y.
 std::string big_values_model() {
   return "<ir_version: 8, opset_import: [\"\" : 17]>\n"
          "g (float[8,32] x) => (float[8,32] y) <" +
          init("w1", test::ramp({32, 32}, 0.3f, 2)) + ", " +
          init("w2", test::ramp({32, 32}, 0.3f, 3)) + ", " +
-         init("s", ir::Tensor::of<float>({}, {2e4f})) + ", " +
-         init("t", ir::Tensor::of<float>({}, {1e-4f})) +
+         init("s", ir::Tensor::of<float>({1}, {5e4f})) + ", " +
+         init("t", ir::Tensor::of<float>({1}, {1e-4f})) +
          "> {\n"
          "  a = MatMul(x, w1)\n"
          "  b = Mul(a, s)\n"
