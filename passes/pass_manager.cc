@@ -131,6 +131,30 @@ Status PassManager::add_pipeline(std::string_view spec, const std::vector<std::s
   return Status::ok();
 }
 
+Status PassManager::insert_pass_before(std::string_view anchor, std::string_view name,
+                                       const PassRegistry& registry) {
+  const PassInfo* p = registry.find_pass(name);
+  if (p == nullptr)
+    return invalid_argument("unknown pass '" + std::string(name) + "' (known: " +
+                            known_names(registry) + ")");
+  auto step = std::make_unique<Step>();
+  step->name = p->name;
+  step->pass = p->create();
+  std::function<bool(std::vector<std::unique_ptr<Step>>&)> insert =
+      [&](std::vector<std::unique_ptr<Step>>& steps) {
+        for (size_t i = 0; i < steps.size(); ++i) {
+          if (steps[i]->pass && steps[i]->name == anchor) {
+            steps.insert(steps.begin() + static_cast<std::ptrdiff_t>(i), std::move(step));
+            return true;
+          }
+          if (!steps[i]->pass && insert(steps[i]->children)) return true;
+        }
+        return false;
+      };
+  if (!insert(steps_)) steps_.push_back(std::move(step));
+  return Status::ok();
+}
+
 void PassManager::add_pass(std::unique_ptr<Pass> pass) {
   auto step = std::make_unique<Step>();
   step->name = std::string(pass->name());

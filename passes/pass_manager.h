@@ -91,6 +91,11 @@ class PassManager {
                       const PassRegistry& registry = PassRegistry::global());
   // Appends a pass, or a group of passes, built by the caller (tests, tools with fixed pipelines).
   void add_pass(std::unique_ptr<Pass> pass);
+  // Inserts the registered pass `name` just before the first pass named `anchor` (inside groups
+  // too), or at the end when no pass is so named; for passes a flag adds (--precision adds
+  // convert-precision before plan-memory). Errors name an unknown pass.
+  Status insert_pass_before(std::string_view anchor, std::string_view name,
+                            const PassRegistry& registry = PassRegistry::global());
   void add_group(std::string name, bool fixpoint, std::vector<std::unique_ptr<Pass>> passes,
                  int max_iterations = kDefaultFixpointCap);
 

@@ -20,6 +20,12 @@ static const internal::GroupRegistration kFold(GroupInfo{
     {}});
 static const internal::GroupRegistration kFuse(GroupInfo{
     "fuse", "merges operator chains into single fused operators", true, kDefaultFixpointCap, {}});
+static const internal::GroupRegistration kPrecision(GroupInfo{
+    "precision",
+    "converts nodes to fp16/bf16 (--precision); runs after fuse, before plan",
+    false,
+    kDefaultFixpointCap,
+    {}});
 static const internal::GroupRegistration kPlan(GroupInfo{
     "plan", "orders the nodes and plans activation memory", false, kDefaultFixpointCap, {}});
 

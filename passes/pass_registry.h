@@ -6,7 +6,7 @@
 //   XOPT_REGISTER_PASS(EliminateDeadCode, "removes nodes and initializers nothing reads",
 //                      {{"cleanup", 90}});
 //
-// Groups (cleanup, fold, fuse, plan) are declared in pass_registry.cc. A fixpoint group runs its
+// Groups (cleanup, fold, fuse, precision, plan) are declared in pass_registry.cc. A fixpoint group runs its
 // members again and again until none of them changes the model, at most `max_iterations` times.
 #pragma once
 

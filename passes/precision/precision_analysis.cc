@@ -56,6 +56,26 @@ bool is_onnx_domain(const ir::Node& n) {
   return n.domain().empty() || n.domain() == "ai.onnx";
 }
 
+// The libonnx we build against (1.12) knows opsets up to 17. Where a model's opset is newer,
+// these ops took float16 and bfloat16 for every float input and output of theirs (ONNX 1.23's
+// schemas): Conv and the pools gained bfloat16 at 22; Attention, RMSNormalization and
+// RotaryEmbedding are new at 23.
+struct NewerSchema {
+  const char* op;
+  int since;
+};
+const NewerSchema* newer_schema(const ir::Node& n) {
+  static const NewerSchema table[] = {
+      {"Conv", 22},          {"ConvTranspose", 22},      {"MaxPool", 22},
+      {"AveragePool", 22},   {"GlobalAveragePool", 22}, {"GlobalMaxPool", 22},
+      {"InstanceNormalization", 22}, {"Attention", 23}, {"RMSNormalization", 23},
+      {"RotaryEmbedding", 23}};
+  if (!is_onnx_domain(n)) return nullptr;
+  for (const NewerSchema& s : table)
+    if (n.op_type() == s.op && n.opset() >= s.since) return &s;
+  return nullptr;
+}
+
 const onnx::OpSchema* schema_of(const ir::Node& n) {
   if (!is_onnx_domain(n)) return nullptr;
   return onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(n.opset()), "");
@@ -99,6 +119,12 @@ bool is_small(const ir::Value* v) {
   if (!s.has_rank()) return false;
   if (s.is_static()) return s.numel().value_or(INT64_MAX) <= 65536;
   return s.rank() <= 1;
+}
+
+// A scalar or a vector of at most 8 elements: what shape and index arguments look like.
+bool is_shape_like(const ir::Value* v) {
+  const ir::Shape& s = v->shape();
+  return s.has_rank() && s.rank() <= 1 && s.numel().value_or(INT64_MAX) <= 8;
 }
 
 bool is_constant_like(const ir::Value* v) {
@@ -270,6 +296,11 @@ bool schema_accepts(const ir::Node& node, bool is_output, size_t index, DType ty
     }
     return type == DType::kFloat;
   }
+  if (newer_schema(node) != nullptr) {
+    // Float positions of these ops take every float type; integer ones (a mask, positions) are
+    // never fp32 values, so are never asked about.
+    return type == DType::kFloat || type == DType::kFloat16 || type == DType::kBFloat16;
+  }
   const onnx::OpSchema* s = schema_of(node);
   if (s == nullptr) return false;
   const auto* f = formal(*s, is_output, index);
@@ -301,7 +332,8 @@ Result<PrecisionAnalysis> analyze_precision(const ir::Model& model,
         bool seed = false;
         if (n->is("Cast")) {
           seed = integer_type(static_cast<DType>(n->attr_int("to", 0)));
-        } else if (!has_subgraph(*n) && schema_of(*n) != nullptr) {
+        } else if (!has_subgraph(*n) && schema_of(*n) != nullptr && is_shape_like(v)) {
+          // A few numbers where the schema takes float only (Range's bounds, Resize's scales).
           seed = !schema_accepts(*n, false, i, DType::kFloat16) &&
                  !schema_accepts(*n, false, i, DType::kBFloat16);
         }

@@ -17,6 +17,7 @@
 #include "ir/verifier.h"
 #include "passes/pass_manager.h"
 #include "passes/pass_registry.h"
+#include "passes/precision/precision_pipeline.h"
 #include "planner/annotate.h"
 #include "planner/lifetimes.h"
 #include "planner/memory_plan.h"
@@ -26,6 +27,7 @@
 #include "planner/shape_range.h"
 #include "tools/xopt/command.h"
 #include "tools/xopt/device.h"
+#include "tools/xopt/precision_flags.h"
 #include "tools/xopt/shared_arena.h"
 #include "tools/xopt/validate.h"
 #include "viz/visuals.h"
@@ -65,6 +67,7 @@ struct OptimizeOptions {
   // --mem-budget: parameter offload (planner/offload.h) when the model does not fit.
   std::string mem_budget;
   double h2d_gbps = 0;  // --h2d-bandwidth; 0: measured with --device cuda, else the default
+  PrecisionFlags precision;  // --precision and its companions (convert-precision)
 };
 
 // "--mem-budget 200MiB", or "50%": the activations, workspace and I/O region plus that share of
@@ -133,11 +136,14 @@ bool same_file(const std::string& a, const std::string& b) {
 }
 
 // The batch found by --max-batch (stdout) and the memory breakdown (stderr, with the statistics).
-void print_plan(const passes::PlanOutcome& p, bool quiet) {
+// `precision`: "" for fp32, else what convert-precision made ("fp16: 52 nodes, 3 kept fp32").
+void print_plan(const passes::PlanOutcome& p, bool quiet, const std::string& precision) {
   using planner::human_bytes;
+  const std::string in = precision.empty() ? "" : " in " + precision.substr(0, precision.find(':'));
   if (p.batch_searched) {
-    std::printf("max batch: %lld fits in %s (%s used)\n", static_cast<long long>(p.fit.batch),
-                human_bytes(p.budget_bytes).c_str(), human_bytes(p.fit.total_bytes).c_str());
+    std::printf("max batch: %lld fits in %s (%s used%s)\n", static_cast<long long>(p.fit.batch),
+                human_bytes(p.budget_bytes).c_str(), human_bytes(p.fit.total_bytes).c_str(),
+                in.c_str());
     if (p.has_next)
       std::printf(
           "batch %lld needs %s: over the budget by %s\n", static_cast<long long>(p.next_plan.batch),
@@ -151,6 +157,7 @@ void print_plan(const passes::PlanOutcome& p, bool quiet) {
     batch = "shape range";
     for (const planner::InputRange& r : p.plan.input_ranges) batch += " " + planner::range_text(r);
   }
+  if (!precision.empty()) batch += ", " + precision;
   std::fprintf(stderr, "memory plan (%s, planned in %.2f ms)\n", batch.c_str(), p.seconds * 1e3);
   std::fputs(planner::report_text(p.plan).c_str(), stderr);
   if (p.batch_searched && p.has_next) {
@@ -286,6 +293,8 @@ int run_optimize(const OptimizeOptions& o) {
     return report_error(kExitUsage,
                         "--align must be a power of two, not " + std::to_string(o.align));
   pass_options.plan_alignment = o.align;
+  if (Status ps = apply_precision_flags(o.precision, pass_options); !ps.is_ok())
+    return report_error(kExitUsage, ps.message());
   pass_options.plan_io_in_arena = o.io_in_arena;
   // Planning for the GPU puts each node's (measured) workspace in the arena: it takes the bytes
   // the activations leave free at that node's step.
@@ -339,6 +348,7 @@ int run_optimize(const OptimizeOptions& o) {
   };
   passes::PassManager pm(std::move(pm_options));
   Status st = pm.add_pipeline(o.passes, split_list(o.disable));
+  if (st.is_ok()) st = passes::add_precision_pass(pm, pass_options.precision);
   if (st.is_ok()) st = pm.validate();
   if (!st.is_ok()) return report(st);
   const std::vector<std::string> names = pm.pass_names();
@@ -459,7 +469,7 @@ int run_optimize(const OptimizeOptions& o) {
   progress.done();
   if (!o.quiet) std::fputs(passes::stats_table(stats).c_str(), stderr);
   if (const auto& plan = ctx.plan_outcome()) {
-    print_plan(*plan, o.quiet);
+    print_plan(*plan, o.quiet, precision_summary(model));
     if (offload && !o.quiet) std::fputs(planner::offload_text(*offload).c_str(), stderr);
     if (!o.report_dir.empty()) {
       std::string json = planner::report_json(plan->plan);
@@ -468,6 +478,7 @@ int run_optimize(const OptimizeOptions& o) {
         j["offload"] = nlohmann::json::parse(planner::offload_to_json(*offload));
         json = j.dump(2);
       }
+      json = with_precision_report(json, model);
       st = write_text_file((fs::path(o.report_dir) / "report.json").string(), json + "\n");
       if (!st.is_ok()) return report(st);
     }
@@ -596,6 +607,7 @@ std::function<int()> setup_optimize(CLI::App& app) {
                  "Host-to-device copy bandwidth in GB/s for --mem-budget's schedule (default: "
                  "measured with --device cuda, else 25)");
   add_validate_flags(app, o->validation);
+  add_precision_flags(app, o->precision);
   return [o] { return run_optimize(*o); };
 }
 

@@ -1,0 +1,111 @@
+#include "tools/xopt/precision_flags.h"
+
+#include <cmath>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "passes/precision/precision_analysis.h"
+
+namespace xopt::tool {
+
+void add_precision_flags(CLI::App& app, PrecisionFlags& f) {
+  app.add_option("--precision", f.precision,
+                 "Store and compute in fp16, bf16, or per node (mixed, chosen by a calibration "
+                 "run within --max-error); default fp32 changes nothing. Runs convert-precision "
+                 "before plan-memory unless --passes names the precision group")
+      ->check(CLI::IsMember({"fp32", "fp16", "bf16", "mixed"}));
+  app.add_flag("--keep-io-types,!--no-keep-io-types", f.keep_io_types,
+               "Graph inputs and outputs keep their types, with one Cast at each boundary "
+               "(default on)");
+  app.add_option("--keep-fp32", f.keep_fp32,
+                 "Keep these nodes in fp32: an op type (Softmax), a node name, or /regex/ on "
+                 "node names (repeatable); wins over every rule")
+      ->type_size(1)
+      ->allow_extra_args(false);
+  app.add_option("--force-lowp", f.force_lowp,
+                 "Convert these nodes (same syntax as --keep-fp32) even where the integer or mask "
+                 "rules would keep them fp32; never where the op's schema has no such type")
+      ->type_size(1)
+      ->allow_extra_args(false);
+  app.add_flag("--no-auto", f.no_auto,
+               "Convert every node the schema allows: no integer-chain, mask or range rule (the "
+               "naive converter, to see what it breaks)");
+  app.add_option("--max-error", f.max_error,
+                 "--precision mixed: the largest error allowed on each output, relative to its "
+                 "scale (default 1e-3)");
+  app.add_option("--calibration", f.calibration,
+                 "--precision mixed: folder of test_data_set_* inputs for the calibration run "
+                 "(default: seeded random inputs)");
+}
+
+Status apply_precision_flags(const PrecisionFlags& f, passes::PassOptions& options) {
+  passes::PrecisionOptions& p = options.precision;
+  if (f.precision == "fp32") {
+    p.mode = passes::PrecisionMode::kFp32;
+  } else if (f.precision == "fp16") {
+    p.mode = passes::PrecisionMode::kFp16;
+  } else if (f.precision == "bf16") {
+    p.mode = passes::PrecisionMode::kBf16;
+  } else if (f.precision == "mixed") {
+    p.mode = passes::PrecisionMode::kMixed;
+  } else {
+    return invalid_argument("--precision '" + f.precision + "': use fp32, fp16, bf16 or mixed");
+  }
+  if (!(f.max_error > 0) || !std::isfinite(f.max_error))
+    return invalid_argument("--max-error must be a positive number");
+  // Bad /regex/ entries are reported now, not after loading the model.
+  XOPT_RETURN_IF_ERROR(passes::NodeMatcher::make(f.keep_fp32, "--keep-fp32").status());
+  XOPT_RETURN_IF_ERROR(passes::NodeMatcher::make(f.force_lowp, "--force-lowp").status());
+  p.keep_io_types = f.keep_io_types;
+  p.keep_fp32 = f.keep_fp32;
+  p.force_lowp = f.force_lowp;
+  p.auto_rules = !f.no_auto;
+  p.max_error = f.max_error;
+  p.calibration_dir = f.calibration;
+  return Status::ok();
+}
+
+namespace {
+// The "precision" object of report.json, from the pass's metadata; null when there is none.
+nlohmann::json precision_object(const ir::Model& model) {
+  auto text = model.metadata("xopt.precision");
+  if (!text) return nullptr;
+  auto j = nlohmann::json::parse(*text, nullptr, false);
+  if (j.is_discarded() || !j.contains("nodes")) return nullptr;
+  std::map<std::string, int64_t> types, kept;
+  for (const auto& [key, node] : j["nodes"].items()) {
+    const std::string type = node.value("type", "");
+    ++types[type];
+    if (type == "float") ++kept[node.value("rule", "")];
+  }
+  nlohmann::json out;
+  out["mode"] = j.value("mode", "");
+  out["nodes"] = types;
+  out["kept_fp32"] = kept;
+  return out;
+}
+}  // namespace
+
+std::string precision_summary(const ir::Model& model) {
+  nlohmann::json p = precision_object(model);
+  if (p.is_null()) return "";
+  int64_t lowp = 0, fp32 = 0;
+  for (const auto& [type, n] : p["nodes"].items()) (type == "float" ? fp32 : lowp) += n.get<int64_t>();
+  std::string out = p["mode"].get<std::string>() + ": " + std::to_string(lowp) +
+                    " nodes converted, " + std::to_string(fp32) + " kept fp32";
+  std::string why;
+  for (const auto& [rule, n] : p["kept_fp32"].items())
+    why += (why.empty() ? "" : ", ") + rule + " " + std::to_string(n.get<int64_t>());
+  return why.empty() ? out : out + " (" + why + ")";
+}
+
+std::string with_precision_report(const std::string& json, const ir::Model& model) {
+  nlohmann::json p = precision_object(model);
+  if (p.is_null()) return json;
+  auto j = nlohmann::json::parse(json, nullptr, false);
+  if (j.is_discarded()) return json;
+  j["precision"] = std::move(p);
+  return j.dump(2);
+}
+
+}  // namespace xopt::tool

@@ -1,0 +1,39 @@
+// The precision flags of `xopt` (--precision, --keep-io-types, --keep-fp32, --force-lowp,
+// --no-auto, --max-error, --calibration) and their translation into PassOptions::precision.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "common/status.h"
+#include "ir/graph.h"
+#include "passes/pass.h"
+
+namespace xopt::tool {
+
+struct PrecisionFlags {
+  std::string precision = "fp32";
+  bool keep_io_types = true;
+  std::vector<std::string> keep_fp32;
+  std::vector<std::string> force_lowp;
+  bool no_auto = false;
+  double max_error = 1e-3;
+  std::string calibration;
+};
+
+void add_precision_flags(CLI::App& app, PrecisionFlags& flags);
+
+// Fills options.precision (the chooser of `mixed` is installed by whoever owns calibration).
+// Errors name the flag and what is wrong with it.
+Status apply_precision_flags(const PrecisionFlags& flags, passes::PassOptions& options);
+
+// "" when convert-precision did not change the model, else e.g. "fp16: 52 nodes converted, 3
+// kept fp32 (schema 1, rule 2)", from its `xopt.precision` metadata.
+std::string precision_summary(const ir::Model& model);
+// The plan's report.json with a "precision" object (mode, nodes per type, kept fp32 per rule)
+// added when the model was converted; `json` unchanged otherwise.
+std::string with_precision_report(const std::string& json, const ir::Model& model);
+
+}  // namespace xopt::tool
