@@ -6,7 +6,9 @@
 #include <cmath>
 #include <cstdio>
 
+#include "passes/pass_manager.h"
 #include "precision/choose.h"
+#include "precision/chooser.h"
 #include "precision/local_error.h"
 #include "tests/precision/precision_test_util.h"
 
@@ -100,6 +102,55 @@ TEST(OverflowModel, EveryNodeInFloat16OverflowsMixedStaysFiniteAndAccurate) {
   EXPECT_EQ(md.accuracy.nan + md.accuracy.inf, 0);
   EXPECT_LE(md.max_rel, 1e-3);
   EXPECT_GE(md.cosine, 0.999);
+}
+
+// The same model through convert-precision itself: `--precision fp16 --no-auto` converts every
+// node and the output is inf/NaN; `--precision mixed` with the chooser (seeded random calibration
+// inputs) is finite and within --max-error of the fp32 run.
+ir::Model through_pass(const std::string& text, passes::PrecisionMode mode, bool auto_rules,
+                       std::shared_ptr<precision::ChoiceReport> report = nullptr) {
+  ir::Model m = test::parse(text);
+  passes::PassManager pm;
+  EXPECT_TRUE(pm.add_pipeline("convert-precision").is_ok());
+  passes::PassOptions o;
+  o.precision.mode = mode;
+  o.precision.auto_rules = auto_rules;
+  o.precision.max_error = 1e-3;
+  precision::ChooserConfig config;
+  config.report = std::move(report);
+  o.precision.choose = precision::make_chooser(config);
+  passes::PassContext ctx(o);
+  Status st = pm.run(m, ctx);
+  EXPECT_TRUE(st.is_ok()) << st.message();
+  return m;
+}
+
+TEST(OverflowModel, ThroughThePassNaiveFp16BreaksMixedDoesNot) {
+  const std::string text = overflow_model_text();
+  const std::map<std::string, ir::Tensor> inputs = {{"x", test::ramp({4, 64}, 1.0f, 24)}};
+  const auto ref = test::run(test::parse(text), inputs);
+
+  const ir::Model naive = through_pass(text, passes::PrecisionMode::kFp16, false);
+  const auto bad = test::run(naive, inputs);
+  ASSERT_EQ(bad.size(), 1u);
+  const exec::TensorDiff nd = exec::compare_tensors("y", bad[0], ref[0]);
+  EXPECT_GT(nd.accuracy.nan + nd.accuracy.inf, 0) << "fp16 --no-auto should overflow";
+
+  auto report = std::make_shared<precision::ChoiceReport>();
+  const ir::Model mixed = through_pass(text, passes::PrecisionMode::kMixed, true, report);
+  ASSERT_FALSE(report->nodes.empty()) << "the chooser did not run";
+  std::string table;
+  for (const auto& d : report->nodes)
+    table += d.node + " " + std::string(ir::dtype_name(d.dtype)) + " " + d.kind + ": " +
+             d.reason + "\n";
+  EXPECT_GT(report->count(DType::kFloat16) + report->count(DType::kBFloat16), 0) << table;
+  const auto good = test::run(mixed, inputs);
+  ASSERT_EQ(good.size(), 1u);
+  const exec::TensorDiff md = exec::compare_tensors("y", good[0], ref[0]);
+  EXPECT_EQ(md.accuracy.nan + md.accuracy.inf, 0) << table;
+  EXPECT_LE(md.max_rel, 1e-3) << table;
+  EXPECT_GE(md.cosine, 0.999);
+  EXPECT_TRUE(mixed.metadata("xopt.precision").has_value());
 }
 
 }  // namespace
