@@ -71,6 +71,33 @@ g (float[2] x) => (float[2] y) <float[2] c = {40000, 1}> {
   EXPECT_NEAR(e.bf16, 368.0 / 70000.0, 1e-9);
 }
 
+// Scores plus a -1e9 mask: relative to its scale (1e9) the Add loses only the mask's own rounding
+// in bfloat16 (2^-9), but the softmax after it sees the scores rounded to 8 bits. The error carried downstream says so.
+TEST(LocalError, MaskedScoresAreJudgedAtTheSoftmax) {
+  constexpr const char* kMasked = R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2,4] s) => (float[2,4] p) <float[2,4] mask = {0, 0, -1e9, -1e9, 0, 0, 0, -1e9}> {
+  m = Add(s, mask)
+  p = Softmax <axis = -1> (m)
+}
+)";
+  ir::Model m = test::parse(kMasked);
+  // Row 0: 59.1 and 58.4 round to 59.0 and 58.5 on bfloat16's 0.25 steps: their difference
+  // goes from 0.7 to 0.5, and the softmax moves by about 5%.
+  const auto scores =
+      ir::Tensor::of<float>({2, 4}, {59.1f, 58.4f, 1.0f, 2.0f, 30.3f, 29.6f, 30.0f, 3.0f});
+  auto cal = precision::calibrate(m, {{{"s", scores}}});
+  ASSERT_TRUE(cal.is_ok()) << cal.status().message();
+  const precision::LocalError e = precision::local_errors(*m.graph, *cal).at("@m");
+  ASSERT_TRUE(e.measured()) << e.problem;
+  EXPECT_LE(e.own_bf16, 1.0 / 512);  // the mask's rounding, against a scale of 1e9
+  EXPECT_GT(e.bf16, 5e-3);           // seen at the softmax
+  precision::LocalErrorOptions alone;
+  alone.hops = 0;
+  const ir::Node& add = *m.graph->find_node_output("m")->producer();
+  EXPECT_EQ(precision::node_local_error(add, cal->values, alone).bf16, e.own_bf16);
+}
+
 TEST(LocalError, IntegerNodesAreNotMeasured) {
   constexpr const char* kShape = R"(
 <ir_version: 8, opset_import: ["" : 17]>
