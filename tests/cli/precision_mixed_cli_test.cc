@@ -60,8 +60,8 @@ TEST(PrecisionMixedCli, ChoosesRecordsAndValidates) {
 TEST(PrecisionMixedCli, ValuesPastFloat16MaxStayOutOfFloat16) {
   test::TempDir dir;
   test::write_proto(dir / "m.onnx", test::parse_text_proto(kBig));
-  auto r = test::run_xopt({"--precision", "mixed", "--max-error", "1e-2", dir / "m.onnx", "-o",
-                           dir / "mixed.onnx"});
+  auto r = test::run_xopt(
+      {"--precision", "mixed", "--max-error", "1e-2", dir / "m.onnx", "-o", dir / "mixed.onnx"});
   ASSERT_EQ(r.code, 0) << r.err;
   onnx::ModelProto m;
   ASSERT_TRUE(m.ParseFromString(test::read_file(dir / "mixed.onnx")));

@@ -72,7 +72,8 @@ g (float[2] x) => (float[2] y) <float[2] c = {40000, 1}> {
 }
 
 // Scores plus a -1e9 mask: relative to its scale (1e9) the Add loses only the mask's own rounding
-// in bfloat16 (2^-9), but the softmax after it sees the scores rounded to 8 bits. The error carried downstream says so.
+// in bfloat16 (2^-9), but the softmax after it sees the scores rounded to 8 bits. The error carried
+// downstream says so.
 TEST(LocalError, MaskedScoresAreJudgedAtTheSoftmax) {
   constexpr const char* kMasked = R"(
 <ir_version: 8, opset_import: ["" : 17]>

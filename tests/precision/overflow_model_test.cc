@@ -94,7 +94,8 @@ TEST(OverflowModel, EveryNodeInFloat16OverflowsMixedStaysFiniteAndAccurate) {
   }
   std::string table;
   for (const auto& d : r.nodes)
-    table += d.node + " " + std::string(ir::dtype_name(d.dtype)) + " " + d.kind + ": " + d.reason + "\n";
+    table +=
+        d.node + " " + std::string(ir::dtype_name(d.dtype)) + " " + d.kind + ": " + d.reason + "\n";
   EXPECT_GT(r.count(DType::kFloat16) + r.count(DType::kBFloat16), 0) << table;
   const auto mixed = test::run(test::simulate_choice(text, precision::to_choice(r), *cal), inputs);
   ASSERT_EQ(mixed.size(), 1u);
@@ -141,8 +142,8 @@ TEST(OverflowModel, ThroughThePassNaiveFp16BreaksMixedDoesNot) {
   ASSERT_FALSE(report->nodes.empty()) << "the chooser did not run";
   std::string table;
   for (const auto& d : report->nodes)
-    table += d.node + " " + std::string(ir::dtype_name(d.dtype)) + " " + d.kind + ": " +
-             d.reason + "\n";
+    table +=
+        d.node + " " + std::string(ir::dtype_name(d.dtype)) + " " + d.kind + ": " + d.reason + "\n";
   EXPECT_GT(report->count(DType::kFloat16) + report->count(DType::kBFloat16), 0) << table;
   const auto good = test::run(mixed, inputs);
   ASSERT_EQ(good.size(), 1u);

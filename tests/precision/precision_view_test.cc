@@ -18,7 +18,8 @@ g (float[2] x) => (float[2] y) {
 
 TEST(PrecisionView, MarksFollowThePassRecordAndTheChoice) {
   ir::Model m = test::parse(kTwo);
-  for (ir::Node* n : m.graph->node_list()) n->set_name(n->output(0)->name() == "a" ? "relu" : "neg");
+  for (ir::Node* n : m.graph->node_list())
+    n->set_name(n->output(0)->name() == "a" ? "relu" : "neg");
   EXPECT_TRUE(viz::precision_marks(m).empty());  // fp32 model: nothing marked
   EXPECT_EQ(viz::precision_table_html(m), "");
   m.set_metadata("xopt.precision",

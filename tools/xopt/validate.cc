@@ -243,7 +243,8 @@ int validate_models(const ir::Model& a, const ir::Model* b, const ValidateFlags&
     }
   }
   if (!f.json.empty())
-    if (Status st = write_file_atomically(f.json, precision::accuracy_json(tables, vo.tolerance).dump(2) + "\n");
+    if (Status st = write_file_atomically(
+            f.json, precision::accuracy_json(tables, vo.tolerance).dump(2) + "\n");
         !st.is_ok())
       return report(st);
   if (bad > 0) {
