@@ -33,8 +33,8 @@ constexpr const char* kBig = R"(
 TEST(PrecisionMixedCli, ChoosesRecordsAndValidates) {
   test::TempDir dir;
   test::write_proto(dir / "m.onnx", test::parse_text_proto(kChain));
-  auto r = test::run_xopt({"--precision", "mixed", "--max-error", "1e-2", dir / "m.onnx", "-o",
-                           dir / "mixed.onnx", "--report", dir / "rep"});
+  auto r = test::run_xopt({"--passes=plan", "--precision", "mixed", "--max-error", "1e-2",
+                           dir / "m.onnx", "-o", dir / "mixed.onnx", "--report", dir / "rep"});
   ASSERT_EQ(r.code, 0) << r.err;
   onnx::ModelProto m;
   ASSERT_TRUE(m.ParseFromString(test::read_file(dir / "mixed.onnx")));
