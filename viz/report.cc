@@ -10,6 +10,7 @@
 #include "viz/format.h"
 #include "viz/graph_drawing.h"
 #include "viz/output.h"
+#include "viz/precision_marks.h"
 #include "viz/report_script.h"
 #include "viz/timeline.h"
 
@@ -141,6 +142,7 @@ Result<std::string> report_html(const ReportInputs& in) {
     }
     body += "<h2>Op counts</h2>" + op_count_table_html(*diff);
   }
+  if (in.model != nullptr) body += precision_table_html(*in.model);  // "" for fp32 models
   if (in.plan) {
     TimelineOptions t;
     t.title = in.title;

@@ -111,6 +111,7 @@ TensorDiff compare_tensors(const std::string& name, const ir::Tensor& actual,
     d.cosine = 0.0;
   else
     d.cosine = dot / (std::sqrt(na) * std::sqrt(nb));
+  if (fl) d.accuracy = accuracy_stats(actual, expected);
   if (fl)
     d.ok = d.nonfinite_mismatch == 0 && d.max_abs <= tol.atol + tol.rtol * d.max_ref;
   else

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "executor/cpu/accuracy.h"
 #include "ir/tensor.h"
 
 namespace xopt::exec {
@@ -37,6 +38,7 @@ struct TensorDiff {
   int64_t unequal = 0;       // elements that differ at all
   int64_t nonfinite_mismatch = 0;  // NaN or inf in one tensor and not the same in the other
   bool ok = false;                 // within tolerance by the rule above
+  AccuracyStats accuracy;          // p99, NaN/inf counts, top-1/top-5 (accuracy.h)
 };
 
 // Compares `actual` with the reference `expected`.

@@ -27,6 +27,7 @@
 #include "planner/shape_range.h"
 #include "tools/xopt/command.h"
 #include "tools/xopt/device.h"
+#include "tools/xopt/precision_chooser.h"
 #include "tools/xopt/precision_flags.h"
 #include "tools/xopt/shared_arena.h"
 #include "tools/xopt/validate.h"
@@ -295,6 +296,8 @@ int run_optimize(const OptimizeOptions& o) {
   pass_options.plan_alignment = o.align;
   if (Status ps = apply_precision_flags(o.precision, pass_options); !ps.is_ok())
     return report_error(kExitUsage, ps.message());
+  // mixed: the calibration run and choice (precision/chooser.h), its report kept in the model.
+  const auto mixed_choice = install_mixed_chooser(pass_options, bindings, o.validation.seed);
   pass_options.plan_io_in_arena = o.io_in_arena;
   // Planning for the GPU puts each node's (measured) workspace in the arena: it takes the bytes
   // the activations leave free at that node's step.
@@ -460,6 +463,7 @@ int run_optimize(const OptimizeOptions& o) {
   // Every output is written whole or not at all (common/atomic_file.h): the model first, then the
   // statistics, so a model that cannot be written leaves the previous statistics as they were.
   progress.step("writing " + out);
+  record_mixed_choice(model, mixed_choice);
   st = ir::save_model(model, out, save);
   if (!st.is_ok()) return report(st, out);
   if (!o.stats_json.empty()) {

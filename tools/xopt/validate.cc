@@ -6,10 +6,12 @@
 #include <map>
 #include <memory>
 
+#include "common/atomic_file.h"
 #include "executor/cpu/model_inputs.h"
 #include "executor/cpu/validate.h"
 #include "ir/onnx_io.h"
 #include "passes/pass.h"
+#include "precision/accuracy.h"
 #include "tools/xopt/command.h"
 
 namespace xopt::tool {
@@ -120,12 +122,17 @@ Result<std::vector<Feed>> make_feeds(const ir::Model& a, const ir::Model* b, con
 }
 
 thread_local ValidationCapture* g_capture = nullptr;
+// The tables of the validate_models call in progress, for --json.
+thread_local std::vector<precision::AccuracyTable>* g_tables = nullptr;
 
-// Prints one comparison table on stdout (and hands it to the capture, if any).
+// Prints one comparison table on stdout, then its accuracy figures (and hands it to the capture,
+// if any).
 void print_table(const std::vector<exec::TensorDiff>& diffs, const exec::CompareTolerance& tol,
                  const std::string& title) {
   std::fputs(exec::format_diff_table(diffs, tol, title).c_str(), stdout);
+  std::fputs(exec::format_accuracy_table(diffs).c_str(), stdout);
   if (g_capture != nullptr) g_capture->tables.push_back({title, diffs});
+  if (g_tables != nullptr) g_tables->push_back({title, diffs});
 }
 
 }  // namespace
@@ -159,6 +166,9 @@ void add_validate_flags(CLI::App& app, ValidateFlags& f) {
                "Use seeded random inputs even when test_data_set folders are beside the model");
   app.add_flag("--no-plan", f.no_plan,
                "Run a model that carries a memory plan in simple mode instead of inside its plan");
+  app.add_option("--json", f.json,
+                 "Also write the accuracy report (per output: max/mean/median/p99 abs, max rel, "
+                 "cosine, NaN/inf, top-1/top-5 agreement, verdict) to this JSON file");
   add_device_flags(app, f.device);
 }
 
@@ -185,6 +195,11 @@ int validate_models(const ir::Model& a, const ir::Model* b, const ValidateFlags&
   vo.tolerance.atol = f.atol;
   vo.use_plan = !f.no_plan;
   int outputs = 0, bad = 0;
+  std::vector<precision::AccuracyTable> tables;
+  struct TablesScope {
+    explicit TablesScope(std::vector<precision::AccuracyTable>* t) { g_tables = t; }
+    ~TablesScope() { g_tables = nullptr; }
+  } tables_scope(f.json.empty() ? nullptr : &tables);
   for (const Feed& feed : *feeds) {
     auto ra = exec::run_for_validation(a, feed.inputs, vo);
     if (!ra.is_ok()) return report(ra.status());
@@ -227,6 +242,11 @@ int validate_models(const ir::Model& a, const ir::Model* b, const ValidateFlags&
       bad += !d.ok;
     }
   }
+  if (!f.json.empty())
+    if (Status st = write_file_atomically(
+            f.json, precision::accuracy_json(tables, vo.tolerance).dump(2) + "\n");
+        !st.is_ok())
+      return report(st);
   if (bad > 0) {
     std::fflush(stdout);
     return report_error(kExitUsage, "validation failed: " + std::to_string(bad) + " of " +

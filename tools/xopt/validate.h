@@ -21,11 +21,12 @@ struct ValidateFlags {
   double atol = 1e-5;
   bool random = false;   // ignore stored data sets
   bool no_plan = false;  // run planned models in simple mode
+  std::string json;      // --json FILE: the accuracy report (precision/accuracy.h)
   DeviceFlags device;    // --device cuda: the GPU's outputs against the CPU's and the stored ones
 };
 
-// Adds --data, --input, --input-range, --seed, --rtol, --atol, --random-inputs, --no-plan and the
-// device flags (device.h).
+// Adds --data, --input, --input-range, --seed, --rtol, --atol, --random-inputs, --no-plan, --json
+// and the device flags (device.h).
 void add_validate_flags(CLI::App& app, ValidateFlags& flags);
 
 // Runs A (and B) on the same inputs and prints, per data set, the comparison table on stdout: B

@@ -23,6 +23,7 @@
 #include "viz/diff.h"
 #include "viz/graph_drawing.h"
 #include "viz/output.h"
+#include "viz/precision_marks.h"
 #include "viz/timeline.h"
 
 namespace {
@@ -82,6 +83,7 @@ int run_graph(const std::string& model, const std::string& out, int depth, bool 
   o.collapse_depth = depth;
   o.show_weights = weights;
   o.title = std::filesystem::path(model).filename().string();
+  o.marks = viz::precision_marks(*m);  // float16 / bfloat16 nodes of a converted model
   progress("laying out and rendering " + std::to_string(m->graph->num_nodes()) + " nodes");
   auto d = viz::draw_graph(*m->graph, *format, o);
   if (!d.is_ok()) return fail(d.status());
