@@ -50,9 +50,9 @@ struct Dumps {
                               (d.changed ? ", changed)" : ", no change)");
     char prefix[16];
     std::snprintf(prefix, sizeof prefix, "%03d-", ++count);
-    const std::string path =
-        (fs::path(options->print_dir) / (prefix + d.after + "-" + std::to_string(d.run) + ".onnx.txt"))
-            .string();
+    const std::string path = (fs::path(options->print_dir) /
+                              (prefix + d.after + "-" + std::to_string(d.run) + ".onnx.txt"))
+                                 .string();
     Status s = write_file_atomically(path, "// " + title + "\n" + d.text + "\n");
     if (!s.is_ok() && error.empty()) error = s.message();
   }
@@ -72,7 +72,7 @@ Result<passes::PassManager> build_pass_manager(const Options& o, const Observer*
   const bool plans = std::find(names.begin(), names.end(), "plan-memory") != names.end();
   const bool max_batch = o.pass_options.max_batch_bytes > 0;
   if (!plans && (max_batch || !o.report_dir.empty() || o.mem_budget))
-    return invalid_argument(std::string(max_batch       ? "--max-batch"
+    return invalid_argument(std::string(max_batch      ? "--max-batch"
                                         : o.mem_budget ? "--mem-budget"
                                                        : "--report") +
                             " needs the plan-memory pass (e.g. --passes=fold,fuse,plan)");
@@ -117,8 +117,8 @@ Status run_passes(passes::PassManager& pm, const Options& o, const Dumps& dumps,
   if (!dumps.error.empty()) return invalid_argument("--print-dir: " + dumps.error);
   Status st = ir::verify(*out.model.graph);
   if (!st.is_ok())
-    return in_file(Status(ErrorCode::kPassFailed, "the optimized graph is invalid: " + st.message()),
-                   o.model);
+    return in_file(
+        Status(ErrorCode::kPassFailed, "the optimized graph is invalid: " + st.message()), o.model);
   out.plan = std::move(ctx.plan_outcome());
   return Status::ok();
 }

@@ -56,8 +56,8 @@ Status set_file_metadata(const std::string& path, const std::string& key,
 }
 
 // The plans of the outputs and the members' names.
-Status read_members(const std::vector<std::string>& models,
-                    const std::vector<std::string>& outputs, SharedArenaOutcome& g) {
+Status read_members(const std::vector<std::string>& models, const std::vector<std::string>& outputs,
+                    SharedArenaOutcome& g) {
   for (size_t i = 0; i < outputs.size(); ++i) {
     auto p = read_file_plan(outputs[i]);
     if (!p.is_ok()) return in_file(p.status(), outputs[i]);
@@ -96,8 +96,8 @@ std::string report_document(const SharedArenaOutcome& g) {
 }
 
 // DIR/shared_arena.json and the bars: each member alone, the members summed, the group.
-Status write_report(const std::string& report_dir, const std::vector<const planner::MemoryPlan*>& ptrs,
-                    SharedArenaOutcome& g) {
+Status write_report(const std::string& report_dir,
+                    const std::vector<const planner::MemoryPlan*>& ptrs, SharedArenaOutcome& g) {
   const std::string path = (fs::path(report_dir) / "shared_arena.json").string();
   if (!write_file_atomically(path, g.report_json + "\n").is_ok())
     return io_error(path + ": cannot write");

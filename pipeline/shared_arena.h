@@ -27,7 +27,7 @@ struct SharedArenaOutcome {
   std::vector<planner::MemoryPlan> plans;
   planner::SharedArena shared;
   planner::SharedArenaFigures figures;
-  std::string report_json;          // the xopt.shared_arena_report document
+  std::string report_json;           // the xopt.shared_arena_report document
   std::vector<std::string> written;  // report files written (DIR/shared_arena.json, .html)
 };
 

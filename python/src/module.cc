@@ -32,12 +32,12 @@
 #include "ir/onnx_io.h"
 #include "planner/annotate.h"
 #include "planner/memory_plan.h"
-#include "tools/xopt/command.h"
-#include "tools/xopt/device.h"
-#include "tools/xopt/validate.h"
 #include "python/src/errors.h"
 #include "python/src/optimize.h"
 #include "python/src/viz.h"
+#include "tools/xopt/command.h"
+#include "tools/xopt/device.h"
+#include "tools/xopt/validate.h"
 
 #ifdef XOPT_WITH_CUDA
 #include <cuda_runtime.h>

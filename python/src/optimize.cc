@@ -8,6 +8,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -46,11 +47,16 @@ std::vector<std::string> list_of(const nb::handle& v) {
 // no such field.
 bool set_field(Request& r, const std::string& key, const nb::handle& v) {
   static const std::map<std::string, std::string Request::*> kText = {
-      {"model", &Request::model},           {"output", &Request::output},
-      {"passes", &Request::passes},         {"print_dir", &Request::print_dir},
-      {"stats_json", &Request::stats_json}, {"external_data", &Request::external_data},
-      {"fold_max_bytes", &Request::fold_max_bytes}, {"max_batch", &Request::max_batch},
-      {"report", &Request::report_dir},     {"dot", &Request::dot_dir},
+      {"model", &Request::model},
+      {"output", &Request::output},
+      {"passes", &Request::passes},
+      {"print_dir", &Request::print_dir},
+      {"stats_json", &Request::stats_json},
+      {"external_data", &Request::external_data},
+      {"fold_max_bytes", &Request::fold_max_bytes},
+      {"max_batch", &Request::max_batch},
+      {"report", &Request::report_dir},
+      {"dot", &Request::dot_dir},
       {"mem_budget", &Request::mem_budget}};
   static const std::map<std::string, bool Request::*> kFlags = {
       {"verify_each", &Request::verify_each},
@@ -89,10 +95,10 @@ Request request_of(const nb::dict& options) {
     try {
       known = set_field(r, key, v) || set_device_field(r.device, key, v);
     } catch (const nb::cast_error&) {
-      raise_error(tool::kExitUsage, key + ": cannot take " + text_of(nb::repr(v)), "invalid argument");
+      raise_error(tool::kExitUsage, key + ": cannot take " + text_of(nb::repr(v)),
+                  "invalid argument");
     }
-    if (!known)
-      raise_error(tool::kExitUsage, "unknown option '" + key + "'", "invalid argument");
+    if (!known) raise_error(tool::kExitUsage, "unknown option '" + key + "'", "invalid argument");
   }
   return r;
 }
@@ -122,19 +128,27 @@ struct PythonProgress {
   }
 };
 
+nb::object text_or_none(bool has, const std::function<std::string()>& text) {
+  if (!has) return nb::none();
+  return nb::cast(text());
+}
+
 nb::dict outcome_dict(const pipeline::Outcome& out) {
   nb::dict d;
   d["output"] = out.output;
   d["stats"] = passes::stats_to_json(out.stats).dump();
-  d["plan"] = out.plan ? nb::cast(planner::plan_to_json(out.plan->plan)) : nb::none();
-  d["report"] = out.plan ? nb::cast(planner::report_json(out.plan->plan)) : nb::none();
-  d["offload"] = out.offload ? nb::cast(planner::offload_to_json(*out.offload)) : nb::none();
-  d["max_batch"] = out.plan && out.plan->batch_searched ? nb::cast(out.plan->fit.batch) : nb::none();
+  const bool planned = out.plan.has_value();
+  d["plan"] = text_or_none(planned, [&] { return planner::plan_to_json(out.plan->plan); });
+  d["report"] = text_or_none(planned, [&] { return planner::report_json(out.plan->plan); });
+  d["offload"] = text_or_none(out.offload.has_value(),
+                              [&] { return planner::offload_to_json(*out.offload); });
+  if (planned && out.plan->batch_searched)
+    d["max_batch"] = out.plan->fit.batch;
+  else
+    d["max_batch"] = nb::none();
   nb::dict provenance;
   for (const auto& [node, originals] : out.provenance) provenance[node.c_str()] = originals;
   d["provenance"] = provenance;
-  d["nodes_before"] = out.stats.nodes_before;
-  d["nodes_after"] = out.stats.nodes_after;
   return d;
 }
 
@@ -174,8 +188,9 @@ void bind_pipeline(nb::module_& m) {
         "Runs the pipeline library on the options (the command line's flags as keywords, '_' for "
         "'-'), the GIL released; progress(kind, name, nodes) is called for each long step "
         "('step') and each pass start ('pass'). Returns the outcome as a dict of JSON documents.");
-  m.def("registry", &registry, "The registered groups and passes: (name, kind, description, "
-                               "fixpoint, members).");
+  m.def("registry", &registry,
+        "The registered groups and passes: (name, kind, description, "
+        "fixpoint, members).");
 }
 
 }  // namespace xopt::python

@@ -58,7 +58,8 @@ void bind_viz(nb::module_& m) {
          const std::vector<int64_t>& batches) {
         for (int64_t b : batches)
           if (b < 1)
-            raise_error(1, "--batch: " + std::to_string(b) + " is not a batch size (see xviz --help)",
+            raise_error(1,
+                        "--batch: " + std::to_string(b) + " is not a batch size (see xviz --help)",
                         "invalid argument");
         draw("breakdown", out, [&] { return viz::write_breakdown_file(models, out, batches); });
       },

@@ -42,8 +42,8 @@ class PipelineTest : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = fs::temp_directory_path() /
-           ("xopt_pipeline_test_" + std::string(
-                                         ::testing::UnitTest::GetInstance()->current_test_info()->name()));
+           ("xopt_pipeline_test_" +
+            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
     auto m = ir::parse_model_text(kConvBnRelu);

@@ -74,7 +74,8 @@ TEST(ProvenanceDiff, BertMiniFilesMatchLikeTheInMemoryDiff) {
   // The command line reads the record too: its summary says "matched by provenance", with the
   // in-memory diff's counts.
   const std::string dot = (dir / "diff.dot").string();
-  const std::string cmd = std::string(XVIZ_BIN) + " -q diff " + path + " " + o.output + " -o " + dot;
+  const std::string cmd =
+      std::string(XVIZ_BIN) + " -q diff " + path + " " + o.output + " -o " + dot;
   ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
   const std::string text = read_file(dot);
   const std::string counts =

@@ -117,8 +117,8 @@ void print_offload(const CudaBench& r, nlohmann::json& j) {
     return v.empty() ? 0.0 : v[v.size() / 2];
   };
   const double resident = median(r.resident_gpu_ms), ours = median(r.gpu_ms);
-  std::printf("  %-22s %14zu  %12s   (weights copied in before their readers)\n",
-              "offload staging", r.staging, planner::human_bytes(r.staging).c_str());
+  std::printf("  %-22s %14zu  %12s   (weights copied in before their readers)\n", "offload staging",
+              r.staging, planner::human_bytes(r.staging).c_str());
   std::printf("  %-22s %14zu  %12s   (%zu weights in pinned host memory)\n", "offloaded (host)",
               r.offloaded_bytes, planner::human_bytes(r.offloaded_bytes).c_str(),
               r.offloaded_weights);
@@ -316,7 +316,8 @@ int run_bench(const BenchCommand& c) {
   j["warmup"] = c.warmup;
   j["iterations"] = c.iterations;
   Timings t;
-  const int rc = c.device.cuda() ? bench_gpu(c, model, *inputs, t, j) : bench_cpu(c, model, *inputs, t);
+  const int rc =
+      c.device.cuda() ? bench_gpu(c, model, *inputs, t, j) : bench_cpu(c, model, *inputs, t);
   if (rc != kExitOk) return rc;
   return print_summary(c, model, *inputs, t, j);
 }

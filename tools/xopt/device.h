@@ -13,8 +13,8 @@
 #include "executor/cpu/validate.h"
 #include "ir/graph.h"
 #include "ir/tensor.h"
-#include "planner/memory_plan.h"
 #include "pipeline/device.h"
+#include "planner/memory_plan.h"
 
 namespace xopt::tool {
 

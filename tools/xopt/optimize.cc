@@ -149,7 +149,10 @@ int validate_range(const ir::Model& original, const pipeline::Outcome& out,
     ir::ShapeBindings at = out.shapes;
     std::string where;
     for (const planner::InputRange& r : ranges) {
-      const auto& dims = end == "min" ? r.min : end == "max" ? r.max : r.opt.empty() ? r.min : r.opt;
+      const auto& dims = end == "min"    ? r.min
+                         : end == "max"  ? r.max
+                         : r.opt.empty() ? r.min
+                                         : r.opt;
       at.input_shapes[r.name] = dims;
       where += (where.empty() ? "" : ", ") + r.name + "=" + planner::dims_text(dims);
     }
@@ -246,8 +249,7 @@ void add_model_flags(CLI::App& app, pipeline::Request& r) {
                  "max and runs any shape in the range; repeatable)")
       ->type_size(1)
       ->allow_extra_args(false);
-  app.add_option("--batch", r.batch,
-                 "Bind the leading dim of every input whose batch is symbolic");
+  app.add_option("--batch", r.batch, "Bind the leading dim of every input whose batch is symbolic");
 }
 
 void add_run_flags(CLI::App& app, OptimizeFlags& o) {

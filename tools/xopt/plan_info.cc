@@ -5,13 +5,13 @@
 #include <string>
 
 #include "ir/onnx_io.h"
+#include "pipeline/algorithm_choices.h"
 #include "planner/annotate.h"
 #include "planner/memory_plan.h"
 #include "planner/offload.h"
 #include "planner/plan_text.h"
 #include "planner/report.h"
 #include "planner/shape_range.h"
-#include "pipeline/algorithm_choices.h"
 #include "tools/xopt/command.h"
 
 namespace xopt::tool {
