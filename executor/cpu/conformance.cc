@@ -578,6 +578,33 @@ CaseResult run_case(const std::string& path, const Options& options) {
   return r;  // below_resolution was counted by the data sets
 }
 
+Result<LoadedCase> load_case(const std::string& path) {
+  fs::path p(path);
+  if (fs::is_regular_file(p)) return unsupported(path + ": a light model (no stored inputs)");
+  XOPT_ASSIGN_OR_RETURN(ir::Model model, ir::load_model((p / "model.onnx").string()));
+  LoadedCase c;
+  c.name = p.filename().string();
+  c.op = p.parent_path().filename().string() + "/" + c.name;
+  const ir::Graph& g = *model.graph;
+  if (g.num_nodes() == 1) {
+    const ir::Node* n = *g.nodes().begin();
+    c.single_node = true;
+    c.op = n->domain().empty() || n->domain() == "ai.onnx" ? n->op_type()
+                                                           : n->domain() + "." + n->op_type();
+    c.opset = n->opset();
+  }
+  std::vector<DataSet> sets;
+  XOPT_RETURN_IF_ERROR(load_data_sets(g, p, false, &sets));
+  for (DataSet& ds : sets) {
+    if (ds.has_values) return unsupported(path + ": sequence or optional inputs or outputs");
+    if (c.random.empty()) c.random = random_dependency(g, ds.inputs);
+    c.data_sets.push_back({ds.name, std::move(ds.inputs), std::move(ds.outputs)});
+  }
+  if (c.random.empty() && draws_random_values(g)) c.random = "the model draws random values";
+  c.model = std::move(model);
+  return c;
+}
+
 void Tally::add(const CaseResult& c) {
   if (c.outcome == Outcome::kPassed) {
     ++passed;

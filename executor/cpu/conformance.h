@@ -86,6 +86,26 @@ std::vector<std::string> list_cases(const std::string& dir);
 // Loads, runs and compares one case. Never fails: problems become the outcome.
 CaseResult run_case(const std::string& path, const Options& options = {});
 
+// A case's model and its tensor data sets, read as run_case reads them, for callers that run them
+// some other way (conformance_lowp.h runs their fp16 and bf16 twins). Light models and cases with
+// sequence or optional values are unsupported here.
+struct LoadedCase {
+  ir::Model model;
+  std::string name;  // as CaseResult::name
+  std::string op;    // as CaseResult::op
+  int64_t opset = 0;
+  bool single_node = false;
+  struct Data {
+    std::string name;  // "test_data_set_0"
+    std::map<std::string, ir::Tensor> inputs;
+    std::vector<ir::Tensor> outputs;
+  };
+  std::vector<Data> data_sets;
+  // Why the outputs cannot be reproduced (random values, numpy's random stream), or "".
+  std::string random;
+};
+Result<LoadedCase> load_case(const std::string& path);
+
 // Compares one output; `why` gets the first difference. With `below_resolution`, elements within
 // the reference's resolution pass too and are counted there (the conformance rule); without it the
 // comparison is atol + rtol * |expected| alone (atol = rtol = 0: equal values).

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "executor/cpu/kernel.h"
+#include "executor/cpu/kernel_precision.h"
 #include "tests/cli/cli_util.h"
 
 namespace xopt {
@@ -33,6 +34,14 @@ TEST(CliListOps, OneLinePerClaimedOpWithDomainAndOpsets) {
     auto it = want.find({domain, op});
     ASSERT_NE(it, want.end()) << "listed but not claimed: " << line;
     seen.insert(it->first);
+    // Then "types f64 f32 f16 bf16; accumulates f64", from the executor's table.
+    const size_t types_at = ranges.find("  types ");
+    ASSERT_NE(types_at, std::string::npos) << line;
+    EXPECT_EQ(ranges.substr(types_at + 8),
+              exec::describe(exec::kernel_precision(domain == "ai.onnx" ? "" : domain, op,
+                                                    *it->second.rbegin())))
+        << line;
+    ranges.resize(types_at);
     // "6-12, 13-21" style ranges, covering exactly the claimed opsets.
     std::set<int> got;
     std::istringstream rs(ranges);

@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "executor/cpu/kernel.h"
+#include "executor/cpu/kernel_precision.h"
 #include "tools/xopt/command.h"
 #include "tools/xopt/validate.h"
 
@@ -31,8 +32,11 @@ int list_ops(const DeviceFlags& device) {
     std::string text;
     for (const auto& [lo, hi] : merged)
       text += (text.empty() ? "" : ", ") + std::to_string(lo) + "-" + std::to_string(hi);
-    std::printf("%-*s  %-13s  opset %s\n", static_cast<int>(width), key.second.c_str(),
-                key.first.c_str(), text.c_str());
+    // Element types and accumulator from the executor's table (executor/cpu/kernel_precision.h).
+    const std::string precision = exec::describe(exec::kernel_precision(
+        key.first == "ai.onnx" ? "" : key.first, key.second, merged.back().second));
+    std::printf("%-*s  %-13s  opset %-8s  types %s\n", static_cast<int>(width), key.second.c_str(),
+                key.first.c_str(), text.c_str(), precision.c_str());
   }
   // What the claims cover, on stderr so that stdout stays one op per line. The conformance runner
   // reports cases outside them as unsupported, with the reason.
