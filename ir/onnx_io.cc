@@ -1,4 +1,5 @@
 #include "ir/onnx_io.h"
+#include "ir/provenance.h"
 
 #include "ir/subgraph.h"
 
@@ -231,6 +232,11 @@ Result<Model> ModelIO::from_proto(onnx::ModelProto proto, const std::string& bas
   g.shell_ = std::move(*gp);
   proto.clear_graph();  // opset_import stays in the shell; graph's copy is authoritative
   model.shell = std::move(proto);
+  // The provenance an optimized model was saved with (ir/provenance.h) goes back on its nodes, so
+  // a diff, a report and an error message name the originals as right after the passes.
+  XOPT_ASSIGN_OR_RETURN(const ProvenanceMap provenance, read_provenance(model));
+  for (const auto& [name, originals] : provenance)
+    if (Node* n = g.find_node(name)) n->provenance_ = originals;
   return model;
 }
 

@@ -1,7 +1,9 @@
-// xopt._xopt: the C++ core as the Python package sees it. The command lines of xopt and xviz run
-// in process (tools/xopt/command.h, tools/xviz/cli.h), so the package takes the same pass names and
-// options and raises the same one-line errors; Session runs a model with the CPU reference executor
-// (or the CUDA one, in a build with it), numpy or DLPack in and out.
+// xopt._xopt: the C++ core as the Python package sees it. xopt.optimize calls the pipeline library
+// directly (python/src/optimize.cc) and the drawings the viz library (python/src/viz.cc); Session
+// runs a model with the CPU reference executor (or the CUDA one, in a build with it), numpy or
+// DLPack in and out. `python -m xopt` runs the xopt command line itself (printing as it does);
+// xopt.validate still runs `xopt validate` in process with its output captured
+// (tools/xopt/validate.h prints its tables): the one command line left to become a library call.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/map.h>
@@ -30,10 +32,12 @@
 #include "ir/onnx_io.h"
 #include "planner/annotate.h"
 #include "planner/memory_plan.h"
+#include "python/src/errors.h"
+#include "python/src/optimize.h"
+#include "python/src/viz.h"
 #include "tools/xopt/command.h"
 #include "tools/xopt/device.h"
 #include "tools/xopt/validate.h"
-#include "tools/xviz/cli.h"
 
 #ifdef XOPT_WITH_CUDA
 #include <cuda_runtime.h>
@@ -46,19 +50,6 @@ using namespace nb::literals;
 
 namespace xopt::python {
 namespace {
-
-// Raises the package's exception for an exit code (xopt._errors.error_for: UsageError for 1,
-// BadModelError for 2, PassFailedError for 3), carrying the CLI's one-line message.
-[[noreturn]] void raise_error(int code, const std::string& message) {
-  nb::object factory = nb::module_::import_("xopt._errors").attr("error_for");
-  nb::object exc = factory(code, message);
-  PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exc.ptr())), exc.ptr());
-  throw nb::python_error();
-}
-
-[[noreturn]] void raise_status(const Status& st, const std::string& file = "") {
-  raise_error(tool::exit_code_for(st), tool::error_line(st.message(), file));
-}
 
 // Sends file descriptors 1 and 2 to temporary files while alive, and gives back what was written.
 // The command lines print through C stdio; the Python functions return or raise what they print.
@@ -571,20 +562,16 @@ nb::dict run_reference(const std::string& path, const nb::dict& feeds) {
 NB_MODULE(_xopt, m) {
   using namespace xopt::python;
   m.doc() = "xopt's C++ core (use the xopt package, not this module)";
+  bind_pipeline(m);
+  bind_viz(m);
   m.def(
       "run_cli",
-      [](const std::vector<std::string>& args, bool capture) {
-        return run_main(xopt::tool::run_cli, args, capture);
+      [](const std::vector<std::string>& args) {
+        return std::get<0>(run_main(xopt::tool::run_cli, args, false));
       },
-      "args"_a, "capture"_a = true,
-      "Runs the xopt command line in process (args[0] is the program name): (exit code, stdout, "
-      "stderr), the output captured when `capture`.");
-  m.def(
-      "run_xviz",
-      [](const std::vector<std::string>& args, bool capture) {
-        return run_main(xopt::viz::run_cli, args, capture);
-      },
-      "args"_a, "capture"_a = true, "Runs the xviz command line in process, like run_cli.");
+      "args"_a,
+      "Runs the xopt command line itself (`python -m xopt`; args[0] is the program name), "
+      "printing as it does; returns its exit code.");
   m.def("validate_cli", &validate_cli, "args"_a,
         "Runs `xopt validate ...` in process: (exit code, stdout, stderr, [(title, rows)]).");
   m.def("plan_json", &plan_json, "path"_a,

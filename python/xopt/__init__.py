@@ -1,7 +1,8 @@
 """xopt: optimizes ONNX models for serving (fold constants, fuse, plan activation memory).
 
-The package calls xopt's C++ core in process; it takes the ``xopt`` command line's pass names
-and options and raises its one-line errors (``XoptError`` and its subclasses, one per exit code).
+The package calls xopt's C++ libraries in process (the pipeline that ``xopt`` itself calls); it
+takes the ``xopt`` command line's pass names and options and raises its one-line errors
+(``XoptError`` and its subclasses, one per exit code).
 
     import onnx, numpy as np, xopt
     opt = xopt.optimize("model.onnx", passes="fold,fuse,plan", batch=1)   # -> onnx.ModelProto
@@ -25,7 +26,7 @@ from . import _xopt
 from ._errors import BadModelError, PassFailedError, UsageError, XoptError, error_from_stderr
 
 __all__ = [
-    "optimize", "plan_info", "validate", "Session", "main", "list_passes", "cuda_built",
+    "optimize", "run_pipeline", "Outcome", "Stats", "PassStats", "ProgressEvent", "plan_info", "validate", "Session", "main", "list_passes", "cuda_built",
     "PlanInfo", "PlannedValue", "Breakdown", "ValidationResult", "ValidationTable", "OutputDiff",
     "NodeArg", "XoptError", "UsageError", "BadModelError", "PassFailedError", "viz",
 ]
@@ -36,14 +37,6 @@ ModelLike = Union[onnx.ModelProto, bytes, str, "os.PathLike[str]"]
 # ModelProtos at least this large are written with their weights as external data (protobuf
 # cannot serialize a message of 2 GiB or more).
 _PROTO_LIMIT = 2**31 - 1
-
-
-def _run(args: Sequence[str]) -> str:
-    """Runs the xopt command line on ``args`` in process; its stdout, or raises its error."""
-    rc, out, err = _xopt.run_cli(["xopt", *args], True)
-    if rc != 0:
-        raise error_from_stderr(rc, err)
-    return out
 
 
 class _ModelFile:
@@ -90,6 +83,12 @@ def _shape_args(input_shapes: Union[None, Mapping[str, Any], Sequence[str]]) -> 
     return args
 
 
+def _shape_strings(input_shapes: Union[None, Mapping[str, Any], Sequence[str]]) -> List[str]:
+    """The ``--input-shape`` values of ``input_shapes`` (see _shape_args)."""
+    args = _shape_args(input_shapes)
+    return [args[i + 1] for i in range(0, len(args), 2)]
+
+
 def _option_args(options: Mapping[str, Any]) -> List[str]:
     """Keyword options -> flags: ``fold_max_bytes="4MiB"`` -> ``--fold-max-bytes 4MiB``, ``True``
     -> a bare flag, ``False``/``None`` -> nothing, a list -> the flag repeated."""
@@ -108,10 +107,143 @@ def _option_args(options: Mapping[str, Any]) -> List[str]:
     return args
 
 
+# Keywords of ``optimize`` that ``xopt --validate`` takes; the rest go to the pipeline.
+_VALIDATE_KEYS = ("data", "input", "input_range", "seed", "rtol", "atol", "random_inputs",
+                  "no_plan")
+
+
+@dataclass
+class ProgressEvent:
+    """What the pipeline is doing: ``kind`` "step" (a long step: "loading m.onnx",
+    "writing out.onnx", ...) or "pass" (a pass begins, on a graph of ``nodes`` nodes)."""
+
+    kind: str
+    name: str
+    nodes: int = 0
+
+
+@dataclass
+class PassStats:
+    """One pass of the pipeline: how often it ran and changed the model, and its counters."""
+
+    name: str
+    runs: int
+    changed: int
+    nodes_removed: int
+    nodes_added: int
+    seconds: float
+    counters: Dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class Stats:
+    """The pipeline's statistics, as ``xopt --stats-json`` writes them (``to_dict()`` is that
+    document)."""
+
+    pipeline: str
+    changed: bool
+    nodes_before: int
+    nodes_after: int
+    initializers_before: int
+    initializers_after: int
+    seconds: float
+    passes: List[PassStats]
+    raw: Dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def find(self, name: str) -> PassStats:
+        """The statistics of the pass ``name`` (KeyError when it did not run)."""
+        for p in self.passes:
+            if p.name == name:
+                return p
+        raise KeyError(name)
+
+    def to_dict(self) -> Dict[str, Any]:
+        return json.loads(json.dumps(self.raw))
+
+
+def _stats_from_json(doc: Dict[str, Any]) -> Stats:
+    keys = PassStats.__dataclass_fields__
+    passes = [PassStats(**{k: v for k, v in p.items() if k in keys}) for p in doc["passes"]]
+    return Stats(pipeline=doc["pipeline"], changed=doc["changed"],
+                 nodes_before=doc["nodes_before"], nodes_after=doc["nodes_after"],
+                 initializers_before=doc["initializers_before"],
+                 initializers_after=doc["initializers_after"], seconds=doc["seconds"],
+                 passes=passes, raw=doc)
+
+
+@dataclass
+class Outcome:
+    """What one run of the pipeline produced (``xopt.run_pipeline``): the optimized model, the
+    per-pass statistics, the memory plan and its report (with the plan group), the offload
+    schedule (with ``mem_budget``), the provenance of every node a pass made (its name -> the
+    original nodes it replaced), and with ``validate=True`` the validation's result."""
+
+    model: onnx.ModelProto
+    stats: Stats
+    plan: Optional["PlanInfo"]
+    report: Optional[Dict[str, Any]]
+    offload: Optional[Dict[str, Any]]
+    provenance: Dict[str, List[str]]
+    max_batch: Optional[int] = None
+    validation: Optional["ValidationResult"] = None
+    output: Optional[str] = None
+
+
+def _progress_callback(progress: Any) -> Any:
+    if progress is None:
+        return None
+    if not callable(progress):
+        raise UsageError("progress: expected a callable taking a ProgressEvent")
+    return lambda kind, name, nodes: progress(ProgressEvent(kind, name, int(nodes)))
+
+
+def run_pipeline(model: ModelLike, passes: str = "fold,fuse,plan",
+                 input_shapes: Union[None, Mapping[str, Any], Sequence[str]] = None,
+                 batch: Optional[int] = None,
+                 output: Optional[Union[str, "os.PathLike[str]"]] = None, *,
+                 progress: Any = None, **options: Any) -> Outcome:
+    """Runs xopt's pipeline library on ``model`` (the same call ``xopt`` makes) and returns its
+    :class:`Outcome`. Arguments as for :func:`optimize`; ``progress`` is called with a
+    :class:`ProgressEvent` at every long step and every pass start, from the calling thread. The
+    GIL is released while the pipeline runs, so other threads (another optimize) run meanwhile.
+    """
+    validation = {k: options.pop(k) for k in _VALIDATE_KEYS if k in options}
+    validate_after = bool(options.pop("validate", False))
+    options.pop("quiet", None)
+    with tempfile.TemporaryDirectory(prefix="xopt-") as tmp:
+        src = _ModelFile(model, tmp)
+        out = os.fspath(output) if output is not None else os.path.join(tmp, "model.opt.onnx")
+        request: Dict[str, Any] = dict(options, model=src.path, passes=passes, output=out)
+        request["input_shape"] = _shape_strings(input_shapes)
+        if batch is not None:
+            request["batch"] = int(batch)
+        if "disable_pass" in request and isinstance(request["disable_pass"], str):
+            request["disable_pass"] = [request["disable_pass"]]
+        raw = _xopt.optimize(request, _progress_callback(progress))
+        result = _outcome_from(raw, onnx.load(out, load_external_data=output is None))
+        if validate_after:
+            device = {k: options[k] for k in ("device", "tf32") if k in options}
+            result.validation = validate(src.path, out, input_shapes=input_shapes, batch=batch,
+                                         **device, **validation)
+            if not result.validation:
+                raise UsageError(result.validation.message, 1, "mismatch")
+        result.output = os.fspath(output) if output is not None else None
+        return result
+
+
+def _outcome_from(raw: Dict[str, Any], model: onnx.ModelProto) -> Outcome:
+    plan = _plan_from_json(json.loads(raw["plan"])) if raw["plan"] is not None else None
+    return Outcome(model=model, stats=_stats_from_json(json.loads(raw["stats"])), plan=plan,
+                   report=json.loads(raw["report"]) if raw["report"] is not None else None,
+                   offload=json.loads(raw["offload"]) if raw["offload"] is not None else None,
+                   provenance={k: list(v) for k, v in raw["provenance"].items()},
+                   max_batch=raw["max_batch"])
+
+
 def optimize(model: ModelLike, passes: str = "fold,fuse,plan",
              input_shapes: Union[None, Mapping[str, Any], Sequence[str]] = None,
              batch: Optional[int] = None, output: Optional[Union[str, "os.PathLike[str]"]] = None,
-             **options: Any) -> onnx.ModelProto:
+             *, progress: Any = None, **options: Any) -> onnx.ModelProto:
     """Optimizes ``model`` as ``xopt --passes=PASSES MODEL`` does and returns the result.
 
     ``model`` is an ``onnx.ModelProto``, the bytes of one, or a path (external data beside it is
@@ -120,28 +252,33 @@ def optimize(model: ModelLike, passes: str = "fold,fuse,plan",
     ``batch`` binds every symbolic leading dim. Other keywords are the CLI's flags with ``_`` for
     ``-``: ``disable_pass=["cse"]``, ``fold_max_bytes="4MiB"``, ``align=64``, ``io_in_arena=True``,
     ``external_data="1KiB"``, ``max_batch="24GiB"``, ``report="out/"``, ``stats_json="s.json"``,
-    ``verify_each=True``, ``validate=True``, ``device="cuda"``...
+    ``verify_each=True``, ``validate=True``, ``device="cuda"``...; ``progress`` a callable taking
+    a :class:`ProgressEvent` (e.g. a tqdm bar's update).
 
-    With ``output`` the model is also written there (weights over 2 GiB, or as ``external_data``
-    says, to ``<output>.data``) and the returned ModelProto refers to that external data instead
-    of holding it. Raises ``UsageError`` (exit code 1), ``BadModelError`` (2) or
-    ``PassFailedError`` (3) with the command line's message.
+    The pipeline library runs in process with the GIL released (:func:`run_pipeline` returns its
+    whole outcome: statistics, plan, report, provenance). With ``output`` the model is also
+    written there (weights over 2 GiB, or as ``external_data`` says, to ``<output>.data``) and the
+    returned ModelProto refers to that external data instead of holding it. Raises
+    ``UsageError`` (exit code 1), ``BadModelError`` (2) or ``PassFailedError`` (3) with the
+    command line's message.
     """
-    with tempfile.TemporaryDirectory(prefix="xopt-") as tmp:
-        src = _ModelFile(model, tmp)
-        out = os.fspath(output) if output is not None else os.path.join(tmp, "model.opt.onnx")
-        args = [src.path, "--passes", passes, "-o", out, "-q"]
-        args += _shape_args(input_shapes)
-        if batch is not None:
-            args += ["--batch", str(batch)]
-        args += _option_args(options)
-        _run(args)
-        return onnx.load(out, load_external_data=output is None)
+    return run_pipeline(model, passes, input_shapes, batch, output, progress=progress,
+                        **options).model
 
 
 def list_passes() -> List[str]:
     """``xopt --list-passes``: one line per group and pass (name, then what it does)."""
-    return _run(["--list-passes"]).splitlines()
+    entries = _xopt.registry()
+    width = max((len(e[0]) for e in entries), default=0)
+    lines = []
+    for name, kind, description, fixpoint, members in entries:
+        if kind == "group":
+            lines.append("%-*s  group%s [%s]: %s" % (width, name, ", to a fixpoint" if fixpoint
+                                                     else "", ", ".join(members) or "empty",
+                                                     description))
+        else:
+            lines.append("%-*s  %s" % (width, name, description))
+    return lines
 
 
 def cuda_built() -> bool:
@@ -154,8 +291,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     sys.stdout.flush()
     sys.stderr.flush()
-    rc, _, _ = _xopt.run_cli(["xopt", *args], False)
-    return int(rc)
+    return int(_xopt.run_cli(["xopt", *args]))
 
 
 def _console_main() -> None:

@@ -2,7 +2,7 @@
 
 import os
 from dataclasses import dataclass
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
 import numpy as np
 import onnx
@@ -20,9 +20,57 @@ ModelLike = Union[onnx.ModelProto, bytes, str, os.PathLike[str]]
 InputShapes = Union[None, Mapping[str, Union[str, Iterable[int], Sequence[Iterable[int]]]],
                     Sequence[str]]
 
+@dataclass
+class ProgressEvent:
+    kind: str
+    name: str
+    nodes: int = 0
+
+@dataclass
+class PassStats:
+    name: str
+    runs: int
+    changed: int
+    nodes_removed: int
+    nodes_added: int
+    seconds: float
+    counters: Dict[str, int] = ...
+
+@dataclass
+class Stats:
+    pipeline: str
+    changed: bool
+    nodes_before: int
+    nodes_after: int
+    initializers_before: int
+    initializers_after: int
+    seconds: float
+    passes: List[PassStats]
+    raw: Dict[str, Any] = ...
+    def find(self, name: str) -> PassStats: ...
+    def to_dict(self) -> Dict[str, Any]: ...
+
+@dataclass
+class Outcome:
+    model: onnx.ModelProto
+    stats: Stats
+    plan: Optional[PlanInfo]
+    report: Optional[Dict[str, Any]]
+    offload: Optional[Dict[str, Any]]
+    provenance: Dict[str, List[str]]
+    max_batch: Optional[int] = None
+    validation: Optional[ValidationResult] = None
+    output: Optional[str] = None
+
+def run_pipeline(model: ModelLike, passes: str = "fold,fuse,plan",
+                 input_shapes: InputShapes = None, batch: Optional[int] = None,
+                 output: Optional[Union[str, os.PathLike[str]]] = None, *,
+                 progress: Optional[Callable[[ProgressEvent], Any]] = None,
+                 **options: Any) -> Outcome: ...
 def optimize(model: ModelLike, passes: str = "fold,fuse,plan",
              input_shapes: InputShapes = None, batch: Optional[int] = None,
-             output: Optional[Union[str, os.PathLike[str]]] = None,
+             output: Optional[Union[str, os.PathLike[str]]] = None, *,
+             progress: Optional[Callable[[ProgressEvent], Any]] = None,
              **options: Any) -> onnx.ModelProto: ...
 def list_passes() -> List[str]: ...
 def cuda_built() -> bool: ...

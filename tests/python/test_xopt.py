@@ -493,3 +493,120 @@ def test_stub_names_the_public_api():
             assert stub_params == list(inspect.signature(obj).parameters), name
     for name in ("optimize", "plan_info", "validate", "Session", "main", "viz"):
         assert getattr(xopt, name).__doc__ or name == "viz"
+
+
+# ---- the pipeline library, called directly ----
+
+
+def _without_times(doc):
+    """A statistics document without its timings (which differ from run to run)."""
+    if isinstance(doc, dict):
+        return {k: _without_times(v) for k, v in doc.items() if k != "seconds"}
+    if isinstance(doc, list):
+        return [_without_times(v) for v in doc]
+    return doc
+
+
+def test_statistics_equal_the_cli_stats_json(tmp_path):
+    stats = tmp_path / "cli.json"
+    r = cli(TINY, "--passes=fold,fuse,plan", "--batch", "2", "--stats-json", str(stats), "-o",
+            str(tmp_path / "cli.onnx"), "-q")
+    assert r.returncode == 0, r.stderr
+    outcome = xopt.run_pipeline(TINY, passes="fold,fuse,plan", batch=2)
+    want = json.loads(stats.read_text())
+    assert _without_times(outcome.stats.to_dict()) == _without_times(want)
+    assert outcome.stats.nodes_after == want["nodes_after"] < want["nodes_before"]
+    assert outcome.stats.find("fuse-conv-bn").runs >= 1
+    assert outcome.plan is not None and outcome.report is not None
+    assert outcome.plan.to_dict() == json.loads(
+        {p.key: p.value for p in onnx.load(str(tmp_path / "cli.onnx")).metadata_props}[
+            "xopt.memory_plan"])
+
+
+def test_progress_callback_sees_every_pass():
+    events = []
+    outcome = xopt.run_pipeline(TINY, passes="fold,fuse,plan", batch=2, progress=events.append)
+    runs = {}
+    for e in events:
+        if e.kind == "pass":
+            runs[e.name] = runs.get(e.name, 0) + 1
+            assert e.nodes > 0
+    assert runs == {p.name: p.runs for p in outcome.stats.passes}
+    steps = [e.name for e in events if e.kind == "step"]
+    assert steps[0].startswith("loading ") and steps[-1].startswith("writing ")
+
+
+def test_progress_callback_that_raises_stops_the_call():
+    def boom(event):
+        raise RuntimeError("stop here")
+
+    with pytest.raises(RuntimeError, match="stop here"):
+        xopt.optimize(TINY, passes="fold,fuse,plan", batch=2, progress=boom)
+
+
+def test_two_threads_at_once_give_what_one_after_the_other_gives():
+    import threading
+
+    models = [(shared_model("resnet18"), 1), (shared_model("bert_mini"), None)]
+
+    def summary(outcome):
+        return (op_counts(outcome.model), outcome.plan.to_dict(),
+                _without_times(outcome.stats.to_dict()), outcome.provenance)
+
+    sequential = [summary(xopt.run_pipeline(m, passes="fold,fuse,plan", batch=b))
+                  for m, b in models]
+    results, errors = [None, None], []
+
+    def work(i):
+        try:
+            m, b = models[i]
+            results[i] = summary(xopt.run_pipeline(m, passes="fold,fuse,plan", batch=b))
+        except Exception as e:  # noqa: BLE001 (reported below)
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    assert results == sequential
+
+
+def test_a_print_during_or_between_calls_is_never_captured(capfd):
+    def loud(event):
+        print("progress-seen:", event.name, flush=True)
+
+    print("before-call", flush=True)
+    xopt.optimize(TINY, passes="fold,fuse,plan", batch=2, progress=loud)
+    print("between-calls", flush=True)
+    xopt.list_passes()
+    xopt.optimize(TINY, passes="cleanup")
+    print("after-calls", flush=True)
+    out = capfd.readouterr().out
+    for marker in ("before-call", "between-calls", "after-calls", "progress-seen: loading",
+                   "progress-seen: fuse-conv-bn"):
+        assert marker in out, out
+
+
+def test_list_passes_is_what_the_cli_prints():
+    r = cli("--list-passes")
+    assert r.returncode == 0, r.stderr
+    assert xopt.list_passes() == r.stdout.splitlines()
+
+
+def test_errors_carry_the_status_category():
+    with pytest.raises(xopt.UsageError) as e:
+        xopt.optimize(TINY, align=3)
+    assert e.value.status == "invalid argument"
+    with pytest.raises(xopt.UsageError) as e:
+        xopt.optimize(TINY, no_such_option=1)
+    assert "no_such_option" in e.value.message
+
+
+def test_outcome_provenance_is_saved_in_the_model():
+    outcome = xopt.run_pipeline(shared_model("resnet18"), passes="fold,fuse", batch=1)
+    assert outcome.provenance
+    stored = {p.key: p.value for p in outcome.model.metadata_props}["xopt.provenance"]
+    assert json.loads(stored) == {"version": 1, "nodes": outcome.provenance}
+    assert any(len(originals) >= 2 for originals in outcome.provenance.values())

@@ -103,160 +103,169 @@ nlohmann::json print_profile(const std::vector<NodeProfile>& nodes, double repla
   return j;
 }
 
-int run_bench(const BenchCommand& c) {
-  if (Status st = check_device_flags(c.device); !st.is_ok()) return report(st);
-  if (c.warmup < 0 || c.iterations <= 0)
-    return report_error(kExitUsage, "--warmup must be >= 0 and --iterations > 0");
-  if (c.profile_iterations <= 0)
-    return report_error(kExitUsage, "--profile-iterations must be positive");
-  if (c.batch < 0) return report_error(kExitUsage, "--batch must be positive");
-  auto loaded = ir::load_model(c.model);
-  if (!loaded.is_ok()) return report(loaded.status(), c.model);
-  ir::Model& model = *loaded;
-  const bool planned = model.metadata(planner::kPlanMetadataKey).has_value();
-  exec::RandomInputOptions ro;
-  if (c.batch > 0) ro.shapes.batch = c.batch;
-  std::vector<std::string> notes;
-  auto inputs = exec::random_inputs(*model.graph, ro, &notes);
-  if (!inputs.is_ok()) return report(inputs.status(), c.model);
-
-  nlohmann::json j;
-  j["model"] = c.model;
-  j["device"] = c.device.device;
-  j["warmup"] = c.warmup;
-  j["iterations"] = c.iterations;
+// What the timed runs gave, for the summary.
+struct Timings {
   std::vector<double> gpu, host;
   std::vector<NodeProfile> profile;
   const char* profile_how = "";
-  if (c.device.cuda()) {
-    auto r = bench_on_cuda(model, *inputs, c.device, c.warmup, c.iterations,
-                           c.profile ? c.profile_iterations : 0);
-    if (!r.is_ok()) return report(r.status(), c.model);
-    gpu = r->gpu_ms;
-    host = r->host_ms;
-    profile = r->profile;
-    profile_how = "CUDA events between launches, launch list replayed without the graph";
-    const DeviceMeasurement& m = r->memory;
-    std::printf("device     %s\n", m.device.c_str());
-    std::printf("plan       %s\n",
-                r->plan_from_model ? "the model's own" : "made for these inputs");
-    auto row = [](const char* name, size_t measured, size_t planned_bytes) {
-      std::printf("  %-22s %14zu  %12s   plan %14zu  %s\n", name, measured,
-                  planner::human_bytes(measured).c_str(), planned_bytes,
-                  measured == planned_bytes ? "(equal)" : "(DIFFERS)");
-    };
-    std::printf("memory (measured on the device vs the plan)\n");
-    std::printf("  %-22s %14zu  %12s   plan %14zu  %s\n", "CUDA context", m.context_bytes,
-                planner::human_bytes(m.context_bytes).c_str(), r->plan.breakdown.cuda_context,
-                r->plan.breakdown.cuda_context_estimated ? "(plan's is an estimate)" : "");
-    row(r->offloaded ? "parameters (resident)" : "parameters", m.parameters,
-        r->plan_parameters - r->offloaded_bytes);
-    row("activations (arena)", m.arena, r->plan.arena_bytes);
-    row("workspace", m.workspace, r->plan.workspace_bytes);
-    std::printf("  %-22s %14zu  %12s   (graph inputs/outputs outside the arena)\n", "I/O", m.io,
-                planner::human_bytes(m.io).c_str());
-    if (r->offloaded) {
-      const auto median = [](std::vector<double> v) {
-        std::sort(v.begin(), v.end());
-        return v.empty() ? 0.0 : v[v.size() / 2];
-      };
-      const double resident = median(r->resident_gpu_ms), ours = median(r->gpu_ms);
-      std::printf("  %-22s %14zu  %12s   (weights copied in before their readers)\n",
-                  "offload staging", r->staging, planner::human_bytes(r->staging).c_str());
-      std::printf("  %-22s %14zu  %12s   (%zu weights in pinned host memory)\n", "offloaded (host)",
-                  r->offloaded_bytes, planner::human_bytes(r->offloaded_bytes).c_str(),
-                  r->offloaded_weights);
-      std::printf("  %-22s %14zu  %12s   budget %14zu  %s\n", "device total (ours)",
-                  r->device_total, planner::human_bytes(r->device_total).c_str(), r->budget,
-                  r->device_total <= r->budget ? "(within)" : "(OVER THE BUDGET)");
-      std::printf(
-          "offload: median %.4f ms vs %.4f ms with every weight resident: %.3fx measured, "
-          "%.3fx predicted\n",
-          ours, resident, resident > 0 ? ours / resident : 0.0, r->predicted_slowdown);
-      std::printf("offload: outputs %s the resident run's\n",
-                  r->offload_outputs_equal ? "equal (bitwise)" : "DIFFER from");
-      j["offload"] = {{"budget", r->budget},
-                      {"device_total", r->device_total},
-                      {"staging", r->staging},
-                      {"offloaded_bytes", r->offloaded_bytes},
-                      {"offloaded_weights", r->offloaded_weights},
-                      {"median_ms", ours},
-                      {"resident_median_ms", resident},
-                      {"measured_slowdown", resident > 0 ? ours / resident : 0.0},
-                      {"predicted_slowdown", r->predicted_slowdown},
-                      {"resident_gpu_ms", r->resident_gpu_ms},
-                      {"outputs_equal_resident", r->offload_outputs_equal}};
+};
+
+// The offloaded run against the resident one (same call, every weight resident).
+void print_offload(const CudaBench& r, nlohmann::json& j) {
+  const auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0.0 : v[v.size() / 2];
+  };
+  const double resident = median(r.resident_gpu_ms), ours = median(r.gpu_ms);
+  std::printf("  %-22s %14zu  %12s   (weights copied in before their readers)\n", "offload staging",
+              r.staging, planner::human_bytes(r.staging).c_str());
+  std::printf("  %-22s %14zu  %12s   (%zu weights in pinned host memory)\n", "offloaded (host)",
+              r.offloaded_bytes, planner::human_bytes(r.offloaded_bytes).c_str(),
+              r.offloaded_weights);
+  std::printf("  %-22s %14zu  %12s   budget %14zu  %s\n", "device total (ours)", r.device_total,
+              planner::human_bytes(r.device_total).c_str(), r.budget,
+              r.device_total <= r.budget ? "(within)" : "(OVER THE BUDGET)");
+  std::printf(
+      "offload: median %.4f ms vs %.4f ms with every weight resident: %.3fx measured, "
+      "%.3fx predicted\n",
+      ours, resident, resident > 0 ? ours / resident : 0.0, r.predicted_slowdown);
+  std::printf("offload: outputs %s the resident run's\n",
+              r.offload_outputs_equal ? "equal (bitwise)" : "DIFFER from");
+  j["offload"] = {{"budget", r.budget},
+                  {"device_total", r.device_total},
+                  {"staging", r.staging},
+                  {"offloaded_bytes", r.offloaded_bytes},
+                  {"offloaded_weights", r.offloaded_weights},
+                  {"median_ms", ours},
+                  {"resident_median_ms", resident},
+                  {"measured_slowdown", resident > 0 ? ours / resident : 0.0},
+                  {"predicted_slowdown", r.predicted_slowdown},
+                  {"resident_gpu_ms", r.resident_gpu_ms},
+                  {"outputs_equal_resident", r.offload_outputs_equal}};
+}
+
+// The memory measured on the device next to the plan's.
+void print_gpu_memory(const CudaBench& r, nlohmann::json& j) {
+  const DeviceMeasurement& m = r.memory;
+  std::printf("device     %s\n", m.device.c_str());
+  std::printf("plan       %s\n", r.plan_from_model ? "the model's own" : "made for these inputs");
+  auto row = [](const char* name, size_t measured, size_t planned_bytes) {
+    std::printf("  %-22s %14zu  %12s   plan %14zu  %s\n", name, measured,
+                planner::human_bytes(measured).c_str(), planned_bytes,
+                measured == planned_bytes ? "(equal)" : "(DIFFERS)");
+  };
+  std::printf("memory (measured on the device vs the plan)\n");
+  std::printf("  %-22s %14zu  %12s   plan %14zu  %s\n", "CUDA context", m.context_bytes,
+              planner::human_bytes(m.context_bytes).c_str(), r.plan.breakdown.cuda_context,
+              r.plan.breakdown.cuda_context_estimated ? "(plan's is an estimate)" : "");
+  row(r.offloaded ? "parameters (resident)" : "parameters", m.parameters,
+      r.plan_parameters - r.offloaded_bytes);
+  row("activations (arena)", m.arena, r.plan.arena_bytes);
+  row("workspace", m.workspace, r.plan.workspace_bytes);
+  std::printf("  %-22s %14zu  %12s   (graph inputs/outputs outside the arena)\n", "I/O", m.io,
+              planner::human_bytes(m.io).c_str());
+  if (r.offloaded) print_offload(r, j);
+  std::printf("  device allocations during the timed runs: %zu\n", r.allocations_during_runs);
+  if (!m.algorithms.nodes.empty())
+    std::printf("  algorithm choices: %zu nodes, %zu taken from the model without searching\n",
+                m.algorithms.nodes.size(), m.choices_reused);
+  j["memory"] = {{"context", m.context_bytes},
+                 {"context_measured", m.context_measured},
+                 {"parameters", m.parameters},
+                 {"arena", m.arena},
+                 {"workspace", m.workspace},
+                 {"io", m.io},
+                 {"plan_parameters", r.plan_parameters},
+                 {"staging", r.staging},
+                 {"plan_arena", r.plan.arena_bytes},
+                 {"plan_workspace", r.plan.workspace_bytes},
+                 {"allocations_during_runs", r.allocations_during_runs},
+                 {"algorithm_choices", m.algorithms.nodes.size()},
+                 {"algorithm_choices_reused", m.choices_reused},
+                 {"device", m.device}};
+}
+
+int bench_gpu(const BenchCommand& c, const ir::Model& model,
+              const std::map<std::string, ir::Tensor>& inputs, Timings& t, nlohmann::json& j) {
+  auto r = bench_on_cuda(model, inputs, c.device, c.warmup, c.iterations,
+                         c.profile ? c.profile_iterations : 0);
+  if (!r.is_ok()) return report(r.status(), c.model);
+  t.gpu = r->gpu_ms;
+  t.host = r->host_ms;
+  t.profile = r->profile;
+  t.profile_how = "CUDA events between launches, launch list replayed without the graph";
+  print_gpu_memory(*r, j);
+  return kExitOk;
+}
+
+// A node's time on the CPU: from the previous node's outputs to its own (kernel and executor
+// work), averaged over the profiled runs.
+Status profile_cpu(const BenchCommand& c, const ir::Model& model,
+                   const std::map<std::string, ir::Tensor>& inputs, const exec::RunOptions& run,
+                   std::vector<NodeProfile>& profile) {
+  std::map<const ir::Node*, size_t> index;
+  exec::RunOptions timed = run;
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point mark;
+  const ir::Node* last = nullptr;
+  timed.on_output = [&](const ir::Node& n, const ir::Value&, const ir::Tensor&) {
+    if (&n == last) return;
+    const auto now = Clock::now();
+    auto [it, added] = index.emplace(&n, profile.size());
+    if (added) {
+      std::string op = n.domain().empty() || n.domain() == "ai.onnx"
+                           ? n.op_type()
+                           : n.domain() + "." + n.op_type();
+      profile.push_back({n.describe(), std::move(op), 0.0});
     }
-    std::printf("  device allocations during the timed runs: %zu\n", r->allocations_during_runs);
-    if (!m.algorithms.nodes.empty())
-      std::printf("  algorithm choices: %zu nodes, %zu taken from the model without searching\n",
-                  m.algorithms.nodes.size(), m.choices_reused);
-    j["memory"] = {{"context", m.context_bytes},
-                   {"context_measured", m.context_measured},
-                   {"parameters", m.parameters},
-                   {"arena", m.arena},
-                   {"workspace", m.workspace},
-                   {"io", m.io},
-                   {"plan_parameters", r->plan_parameters},
-                   {"staging", r->staging},
-                   {"plan_arena", r->plan.arena_bytes},
-                   {"plan_workspace", r->plan.workspace_bytes},
-                   {"allocations_during_runs", r->allocations_during_runs},
-                   {"algorithm_choices", m.algorithms.nodes.size()},
-                   {"algorithm_choices_reused", m.choices_reused},
-                   {"device", m.device}};
-  } else {
-    planner::MemoryPlan plan;
-    exec::RunOptions run;
-    if (planned) {
-      auto p = planner::read_plan(model);
-      if (!p.is_ok()) return report(p.status(), c.model);
-      plan = std::move(p).value();
-      run.plan = &plan;
-    }
-    for (int i = 0; i < c.warmup + c.iterations; ++i) {
-      const auto t0 = std::chrono::steady_clock::now();
-      auto out = exec::run_model(model, *inputs, run);
-      const double ms =
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-      if (!out.is_ok()) return report(out.status(), c.model);
-      if (i >= c.warmup) host.push_back(ms);
-    }
-    if (c.profile) {
-      // A node's time: from the previous node's outputs to its own (kernel and executor work).
-      std::map<const ir::Node*, size_t> index;
-      exec::RunOptions timed = run;
-      using Clock = std::chrono::steady_clock;
-      Clock::time_point mark;
-      const ir::Node* last = nullptr;
-      timed.on_output = [&](const ir::Node& n, const ir::Value&, const ir::Tensor&) {
-        if (&n == last) return;
-        const auto now = Clock::now();
-        auto [it, added] = index.emplace(&n, profile.size());
-        if (added) {
-          std::string op = n.domain().empty() || n.domain() == "ai.onnx"
-                               ? n.op_type()
-                               : n.domain() + "." + n.op_type();
-          profile.push_back({n.describe(), std::move(op), 0.0});
-        }
-        profile[it->second].ms +=
-            std::chrono::duration<double, std::milli>(now - mark).count() / c.profile_iterations;
-        mark = now;
-        last = &n;
-      };
-      for (int i = 0; i < c.profile_iterations; ++i) {
-        last = nullptr;
-        mark = Clock::now();
-        auto out = exec::run_model(model, *inputs, timed);
-        if (!out.is_ok()) return report(out.status(), c.model);
-      }
-      profile_how = "wall time between nodes' outputs in the CPU executor";
-    }
-    std::printf("device     cpu (reference executor%s)\n", planned ? ", inside the plan" : "");
+    profile[it->second].ms +=
+        std::chrono::duration<double, std::milli>(now - mark).count() / c.profile_iterations;
+    mark = now;
+    last = &n;
+  };
+  for (int i = 0; i < c.profile_iterations; ++i) {
+    last = nullptr;
+    mark = Clock::now();
+    XOPT_RETURN_IF_ERROR(exec::run_model(model, inputs, timed).status());
   }
-  const Stats h = summarize(host);
-  if (!gpu.empty()) {
-    const Stats g = summarize(gpu);
+  return Status::ok();
+}
+
+int bench_cpu(const BenchCommand& c, const ir::Model& model,
+              const std::map<std::string, ir::Tensor>& inputs, Timings& t) {
+  const bool planned = model.metadata(planner::kPlanMetadataKey).has_value();
+  planner::MemoryPlan plan;
+  exec::RunOptions run;
+  if (planned) {
+    auto p = planner::read_plan(model);
+    if (!p.is_ok()) return report(p.status(), c.model);
+    plan = std::move(p).value();
+    run.plan = &plan;
+  }
+  for (int i = 0; i < c.warmup + c.iterations; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    auto out = exec::run_model(model, inputs, run);
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (!out.is_ok()) return report(out.status(), c.model);
+    if (i >= c.warmup) t.host.push_back(ms);
+  }
+  if (c.profile) {
+    if (Status st = profile_cpu(c, model, inputs, run, t.profile); !st.is_ok())
+      return report(st, c.model);
+    t.profile_how = "wall time between nodes' outputs in the CPU executor";
+  }
+  std::printf("device     cpu (reference executor%s)\n", planned ? ", inside the plan" : "");
+  return kExitOk;
+}
+
+// The latency figures, the profile and the throughput (and --json).
+int print_summary(const BenchCommand& c, const ir::Model& model,
+                  const std::map<std::string, ir::Tensor>& inputs, const Timings& t,
+                  nlohmann::json& j) {
+  const Stats h = summarize(t.host);
+  if (!t.gpu.empty()) {
+    const Stats g = summarize(t.gpu);
     print_stats("gpu", g);
     j["gpu_ms"] = to_json(g);
   }
@@ -264,12 +273,12 @@ int run_bench(const BenchCommand& c) {
   j["host_ms"] = to_json(h);
   if (c.profile)
     j["profile"] =
-        print_profile(profile, gpu.empty() ? h.median : summarize(gpu).median, profile_how);
+        print_profile(t.profile, t.gpu.empty() ? h.median : summarize(t.gpu).median, t.profile_how);
   const double per_s = h.median > 0 ? 1000.0 / h.median : 0;
   int64_t batch = 1;
   for (const ir::Value* v : model.graph->runtime_inputs()) {
-    auto it = inputs->find(v->name());
-    if (it != inputs->end() && it->second.rank() > 0) {
+    auto it = inputs.find(v->name());
+    if (it != inputs.end() && it->second.rank() > 0) {
       batch = it->second.dims()[0];
       break;
     }
@@ -283,6 +292,34 @@ int run_bench(const BenchCommand& c) {
       return report_error(kExitBadModel, c.json + ": cannot write");
   }
   return kExitOk;
+}
+
+int run_bench(const BenchCommand& c) {
+  if (Status st = check_device_flags(c.device); !st.is_ok()) return report(st);
+  if (c.warmup < 0 || c.iterations <= 0)
+    return report_error(kExitUsage, "--warmup must be >= 0 and --iterations > 0");
+  if (c.profile_iterations <= 0)
+    return report_error(kExitUsage, "--profile-iterations must be positive");
+  if (c.batch < 0) return report_error(kExitUsage, "--batch must be positive");
+  auto loaded = ir::load_model(c.model);
+  if (!loaded.is_ok()) return report(loaded.status(), c.model);
+  ir::Model& model = *loaded;
+  exec::RandomInputOptions ro;
+  if (c.batch > 0) ro.shapes.batch = c.batch;
+  std::vector<std::string> notes;
+  auto inputs = exec::random_inputs(*model.graph, ro, &notes);
+  if (!inputs.is_ok()) return report(inputs.status(), c.model);
+
+  nlohmann::json j;
+  j["model"] = c.model;
+  j["device"] = c.device.device;
+  j["warmup"] = c.warmup;
+  j["iterations"] = c.iterations;
+  Timings t;
+  const int rc =
+      c.device.cuda() ? bench_gpu(c, model, *inputs, t, j) : bench_cpu(c, model, *inputs, t);
+  if (rc != kExitOk) return rc;
+  return print_summary(c, model, *inputs, t, j);
 }
 
 std::function<int()> setup_bench(CLI::App& sub) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "pipeline/parse.h"
 
 namespace xopt::tool {
 
@@ -43,8 +44,8 @@ std::string error_line(const std::string& message, const std::string& file = "")
 int exit_code_for(const Status& status);
 int report(const Status& status, const std::string& file = "");
 
-// "64", "4KiB", "1MiB", "2GiB", "1.5MB" -> bytes.
-Result<size_t> parse_size(const std::string& text);
+// "64", "4KiB", "1MiB", "2GiB", "1.5MB" -> bytes (pipeline/parse.h).
+using pipeline::parse_size;
 
 }  // namespace xopt::tool
 

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 
+#include "pipeline/cuda_session.h"
 #include "tools/xopt/command.h"
 
 #ifdef XOPT_WITH_CUDA
@@ -22,42 +23,10 @@
 
 namespace xopt::tool {
 
-namespace {
-
-Status not_built() {
-  return unsupported(
-      "--device cuda: this xopt was built without the CUDA executor (no CUDA toolkit when it was "
-      "configured)");
-}
-
+using pipeline::cuda_not_built;
 #ifdef XOPT_WITH_CUDA
-cuda::SessionOptions session_options(const DeviceFlags& flags) {
-  cuda::SessionOptions o;
-  o.compile.tf32 = flags.tf32;
-  o.compile.tune = flags.tune;
-  o.use_graph = !flags.no_graph;
-  return o;
-}
-
-// The same, with the algorithm choices `model` stores (unless --tune asks to search again).
-Result<cuda::SessionOptions> session_options(const DeviceFlags& flags, const ir::Model& model) {
-  cuda::SessionOptions o = session_options(flags);
-  if (flags.tune) return o;
-  auto stored = read_algorithm_choices(model);
-  if (!stored.is_ok())
-    return stored.status().with_context((model.path.empty() ? "model" : model.path) + ": ");
-  o.node_choices = std::move(stored->nodes);
-  return o;
-}
-
-void measured_choices(const cuda::Footprint& fp, DeviceMeasurement& m) {
-  m.algorithms.device = fp.device.summary();
-  m.algorithms.nodes = fp.node_choice;
-  m.choices_reused = fp.choices_reused;
-}
+using pipeline::cuda_session_options;
 #endif
-
-}  // namespace
 
 void add_device_flags(CLI::App& app, DeviceFlags& flags) {
   app.add_option("--device", flags.device,
@@ -80,27 +49,6 @@ void add_device_flags(CLI::App& app, DeviceFlags& flags) {
                  "(default 8MiB), which may raise the arena's peak by as much");
 }
 
-bool cuda_built() {
-#ifdef XOPT_WITH_CUDA
-  return true;
-#else
-  return false;
-#endif
-}
-
-Status check_device_flags(const DeviceFlags& flags) {
-  if (flags.device != "cpu" && flags.device != "cuda")
-    return invalid_argument("--device must be cpu or cuda, not '" + flags.device + "'");
-  if (!flags.cuda() && (flags.tf32 || flags.tune || flags.no_graph))
-    return invalid_argument("--tf32, --tune and --no-graph apply to --device cuda only");
-  if (flags.cuda() && !cuda_built()) return invalid_argument(not_built().message());
-  if (auto size = parse_size(flags.max_workspace); !size.is_ok())
-    return invalid_argument("--max-workspace: " + size.status().message());
-  if (auto size = parse_size(flags.min_workspace); !size.is_ok())
-    return invalid_argument("--min-workspace: " + size.status().message());
-  return Status::ok();
-}
-
 Result<exec::ModelOutputs> run_on_cuda(const ir::Model& model,
                                        const std::map<std::string, ir::Tensor>& inputs,
                                        const DeviceFlags& flags) {
@@ -111,7 +59,7 @@ Result<exec::ModelOutputs> run_on_cuda(const ir::Model& model,
     const ir::Value* v = g.find_value(name);
     if (v != nullptr && v->is_graph_input()) feeds[name] = t;
   }
-  XOPT_ASSIGN_OR_RETURN(cuda::SessionOptions so, session_options(flags, model));
+  XOPT_ASSIGN_OR_RETURN(cuda::SessionOptions so, cuda_session_options(flags, model));
   XOPT_ASSIGN_OR_RETURN(cuda::PreparedSession p, cuda::prepare_session(model, feeds, so));
   const std::string where = model.path.empty() ? std::string("model") : model.path;
   auto res = p.session->run(feeds);
@@ -125,7 +73,7 @@ Result<exec::ModelOutputs> run_on_cuda(const ir::Model& model,
   return out;
 #else
   (void)model, (void)inputs, (void)flags;
-  return not_built();
+  return cuda_not_built();
 #endif
 }
 
@@ -133,7 +81,7 @@ std::function<Result<std::vector<ir::Tensor>>(const ir::Model&,
                                               const std::map<std::string, ir::Tensor>&)>
 cuda_conformance_runner(const DeviceFlags& flags) {
 #ifdef XOPT_WITH_CUDA
-  cuda::SessionOptions o = session_options(flags);
+  cuda::SessionOptions o = cuda_session_options(flags);
   return [o](const ir::Model& m, const std::map<std::string, ir::Tensor>& in) {
     return cuda::run_once(m, in, o);
   };
@@ -141,7 +89,7 @@ cuda_conformance_runner(const DeviceFlags& flags) {
   (void)flags;
   return [](const ir::Model&,
             const std::map<std::string, ir::Tensor>&) -> Result<std::vector<ir::Tensor>> {
-    return not_built();
+    return cuda_not_built();
   };
 #endif
 }
@@ -173,54 +121,7 @@ int list_cuda_ops() {
       stderr);
   return kExitOk;
 #else
-  return report(not_built());
-#endif
-}
-
-Result<DeviceMeasurement> measure_on_cuda(const ir::Model& model, const planner::MemoryPlan& plan,
-                                          const DeviceFlags& flags) {
-#ifdef XOPT_WITH_CUDA
-  XOPT_ASSIGN_OR_RETURN(cuda::SessionOptions o, session_options(flags, model));
-  // Each node takes its best algorithm within --max-workspace; the plan's workspace region is
-  // then sized from what they chose.
-  XOPT_ASSIGN_OR_RETURN(o.workspace_limit, parse_size(flags.max_workspace));
-  // Workspace in the arena: a node's workspace should take only bytes the activations leave free
-  // at its step, or it raises the arena (the peak's nodes run without, where they can).
-  if (plan.workspace_in_arena) {
-    XOPT_ASSIGN_OR_RETURN(const size_t floor, parse_size(flags.min_workspace));
-    o.node_workspace_limit = planner::activation_slack(plan);
-    for (size_t& limit : o.node_workspace_limit) limit = std::max(limit, floor);
-  }
-  XOPT_ASSIGN_OR_RETURN(std::unique_ptr<cuda::Session> s, cuda::Session::create(model, plan, o));
-  const cuda::Footprint& fp = s->footprint();
-  DeviceMeasurement m;
-  m.device = fp.device.summary() + "; context " + fp.context_source;
-  m.context_bytes = std::max(fp.context, fp.context_after_warmup);
-  m.context_measured = fp.context_measured;
-  m.node_workspace = fp.node_workspace;
-  m.parameters = fp.parameters;
-  m.arena = fp.arena;
-  m.workspace = fp.workspace;
-  m.io = fp.io;
-  measured_choices(fp, m);
-  return m;
-#else
-  (void)model, (void)plan, (void)flags;
-  return not_built();
-#endif
-}
-
-Result<Bandwidth> measure_h2d_on_cuda() {
-#ifdef XOPT_WITH_CUDA
-  std::string why;
-  if (!cuda::device_available(&why)) return unsupported("measuring bandwidth: " + why);
-  XOPT_ASSIGN_OR_RETURN(const double bpm, cuda::Session::measure_h2d_bandwidth());
-  cudaDeviceProp prop{};
-  const std::string name =
-      cudaGetDeviceProperties(&prop, 0) == cudaSuccess ? prop.name : std::string("GPU 0");
-  return Bandwidth{bpm, name};
-#else
-  return not_built();
+  return report(cuda_not_built());
 #endif
 }
 
@@ -235,7 +136,7 @@ Result<CudaBench> bench_on_cuda(const ir::Model& model,
   if (offload && !offload->weights.empty()) {
     // The unconstrained run first (every weight resident), in its own session, released before
     // the offloaded one loads.
-    XOPT_ASSIGN_OR_RETURN(cuda::SessionOptions resident, session_options(flags, model));
+    XOPT_ASSIGN_OR_RETURN(cuda::SessionOptions resident, cuda_session_options(flags, model));
     resident.ignore_offload = true;
     XOPT_ASSIGN_OR_RETURN(cuda::PreparedSession r, cuda::prepare_session(model, inputs, resident));
     for (int i = 0; i < warmup; ++i) XOPT_RETURN_IF_ERROR(r.session->run(inputs).status());
@@ -251,7 +152,7 @@ Result<CudaBench> bench_on_cuda(const ir::Model& model,
     b.offloaded_weights = offload->weights.size();
     b.predicted_slowdown = offload->predicted_slowdown();
   }
-  XOPT_ASSIGN_OR_RETURN(cuda::SessionOptions so, session_options(flags, model));
+  XOPT_ASSIGN_OR_RETURN(cuda::SessionOptions so, cuda_session_options(flags, model));
   XOPT_ASSIGN_OR_RETURN(cuda::PreparedSession p, cuda::prepare_session(model, inputs, so));
   for (int i = 0; i < warmup; ++i) XOPT_RETURN_IF_ERROR(p.session->run(inputs).status());
   const size_t before = cuda::DeviceBuffer::allocations();
@@ -276,15 +177,7 @@ Result<CudaBench> bench_on_cuda(const ir::Model& model,
     for (cuda::NodeTime& t : times) b.profile.push_back({std::move(t.node), std::move(t.op), t.ms});
   }
   const cuda::Footprint& fp = p.session->footprint();
-  b.memory.device = fp.device.summary() + "; context " + fp.context_source;
-  b.memory.context_bytes = std::max(fp.context, fp.context_after_warmup);
-  b.memory.context_measured = fp.context_measured;
-  b.memory.node_workspace = fp.node_workspace;
-  b.memory.parameters = fp.parameters;
-  b.memory.arena = fp.arena;
-  b.memory.workspace = fp.workspace;
-  b.memory.io = fp.io;
-  measured_choices(fp, b.memory);
+  b.memory = pipeline::measurement_of(fp);
   b.staging = fp.staging;
   b.device_total = fp.device_total();
   b.plan_parameters = planner::parameter_bytes(*model.graph, p.plan.alignment);
@@ -293,16 +186,16 @@ Result<CudaBench> bench_on_cuda(const ir::Model& model,
   return b;
 #else
   (void)model, (void)inputs, (void)flags, (void)warmup, (void)iterations, (void)profile_iterations;
-  return not_built();
+  return cuda_not_built();
 #endif
 }
 
-Result<CudaGroupBench> bench_group_on_cuda(
-    const std::vector<const ir::Model*>& models, const std::vector<std::string>& names,
-    const std::vector<std::map<std::string, ir::Tensor>>& inputs, const DeviceFlags& flags,
-    int warmup, int iterations) {
 #ifdef XOPT_WITH_CUDA
-  CudaGroupBench b;
+namespace {
+
+// The one shared arena every model belongs to.
+Result<planner::SharedArena> group_of(const std::vector<const ir::Model*>& models,
+                                      const std::vector<std::string>& names) {
   std::optional<planner::SharedArena> group;
   for (size_t i = 0; i < models.size(); ++i) {
     XOPT_ASSIGN_OR_RETURN(auto rec, planner::read_shared_arena(*models[i]));
@@ -315,11 +208,17 @@ Result<CudaGroupBench> bench_group_on_cuda(
     group = *rec;
   }
   if (!group) return invalid_argument("bench-group: no models");
-  b.id = group->id;
-  // Solo first: each model alone, its own arena, for its outputs, time and separate footprint.
-  std::vector<std::vector<ir::Tensor>> solo(models.size());
+  return *group;
+}
+
+// Solo first: each model alone, its own arena, for its outputs, time and separate footprint.
+Status run_solo(const std::vector<const ir::Model*>& models, const std::vector<std::string>& names,
+                const std::vector<std::map<std::string, ir::Tensor>>& inputs,
+                const DeviceFlags& flags, CudaGroupBench& b,
+                std::vector<std::vector<ir::Tensor>>& solo) {
+  solo.resize(models.size());
   for (size_t i = 0; i < models.size(); ++i) {
-    XOPT_ASSIGN_OR_RETURN(cuda::SessionOptions so, session_options(flags, *models[i]));
+    XOPT_ASSIGN_OR_RETURN(cuda::SessionOptions so, cuda_session_options(flags, *models[i]));
     XOPT_ASSIGN_OR_RETURN(cuda::PreparedSession p,
                           cuda::prepare_session(*models[i], inputs[i], so));
     auto out = p.session->run(inputs[i]);
@@ -335,14 +234,55 @@ Result<CudaGroupBench> bench_group_on_cuda(
     b.members.push_back(std::move(m));
   }
   b.separate_total += b.context * models.size();
+  return Status::ok();
+}
+
+// Member i run in the group: its median GPU time and whether its outputs equal its solo run's.
+Status time_member(cuda::Session& s, const std::map<std::string, ir::Tensor>& inputs,
+                   const std::vector<ir::Tensor>& solo, const std::string& name, int warmup,
+                   int iterations, GroupMember& m) {
+  std::vector<double> ms;
+  std::vector<ir::Tensor> last;
+  for (int it = 0; it < warmup + iterations; ++it) {
+    cuda::RunTiming t;
+    auto out = s.run(inputs, &t);
+    if (!out.is_ok()) return out.status().with_context(name + " (in the shared arena): ");
+    if (it >= warmup) ms.push_back(t.gpu_ms);
+    last = std::move(out).value();
+  }
+  std::sort(ms.begin(), ms.end());
+  m.median_ms = ms.empty() ? 0.0 : ms[ms.size() / 2];
+  m.outputs_equal_solo = last.size() == solo.size();
+  for (size_t k = 0; k < last.size() && k < solo.size(); ++k)
+    if (last[k].nbytes() != solo[k].nbytes() ||
+        std::memcmp(last[k].raw_data(), solo[k].raw_data(), last[k].nbytes()) != 0) {
+      m.outputs_equal_solo = false;
+      m.difference += "output " + std::to_string(k) + " differs; ";
+    }
+  return Status::ok();
+}
+
+}  // namespace
+#endif
+
+Result<CudaGroupBench> bench_group_on_cuda(
+    const std::vector<const ir::Model*>& models, const std::vector<std::string>& names,
+    const std::vector<std::map<std::string, ir::Tensor>>& inputs, const DeviceFlags& flags,
+    int warmup, int iterations) {
+#ifdef XOPT_WITH_CUDA
+  CudaGroupBench b;
+  XOPT_ASSIGN_OR_RETURN(const planner::SharedArena group, group_of(models, names));
+  b.id = group.id;
+  std::vector<std::vector<ir::Tensor>> solo;
+  XOPT_RETURN_IF_ERROR(run_solo(models, names, inputs, flags, b, solo));
   // The group: one arena and workspace, every member loaded, then each run in turn.
   XOPT_ASSIGN_OR_RETURN(const size_t before, cuda::Session::device_memory_used());
-  XOPT_ASSIGN_OR_RETURN(auto arena, cuda::SharedDeviceArena::create(*group));
-  b.arena = group->arena_bytes;
-  b.workspace = group->workspace_bytes;
+  XOPT_ASSIGN_OR_RETURN(auto arena, cuda::SharedDeviceArena::create(group));
+  b.arena = group.arena_bytes;
+  b.workspace = group.workspace_bytes;
   std::vector<cuda::PreparedSession> sessions;
   for (size_t i = 0; i < models.size(); ++i) {
-    XOPT_ASSIGN_OR_RETURN(cuda::SessionOptions o, session_options(flags, *models[i]));
+    XOPT_ASSIGN_OR_RETURN(cuda::SessionOptions o, cuda_session_options(flags, *models[i]));
     o.shared_arena = arena;
     auto p = cuda::prepare_session(*models[i], inputs[i], o);
     if (!p.is_ok()) return p.status().with_context(names[i] + " (in the shared arena): ");
@@ -356,32 +296,13 @@ Result<CudaGroupBench> bench_group_on_cuda(
   b.measured_shared = after - std::min(after, before);
   b.ours_shared = b.arena + b.workspace;
   for (const GroupMember& m : b.members) b.ours_shared += m.parameters + m.io + m.staging;
-  for (size_t i = 0; i < models.size(); ++i) {
-    cuda::Session& s = *sessions[i].session;
-    std::vector<double> ms;
-    std::vector<ir::Tensor> last;
-    for (int it = 0; it < warmup + iterations; ++it) {
-      cuda::RunTiming t;
-      auto out = s.run(inputs[i], &t);
-      if (!out.is_ok()) return out.status().with_context(names[i] + " (in the shared arena): ");
-      if (it >= warmup) ms.push_back(t.gpu_ms);
-      last = std::move(out).value();
-    }
-    std::sort(ms.begin(), ms.end());
-    GroupMember& m = b.members[i];
-    m.median_ms = ms.empty() ? 0.0 : ms[ms.size() / 2];
-    m.outputs_equal_solo = last.size() == solo[i].size();
-    for (size_t k = 0; k < last.size() && k < solo[i].size(); ++k)
-      if (last[k].nbytes() != solo[i][k].nbytes() ||
-          std::memcmp(last[k].raw_data(), solo[i][k].raw_data(), last[k].nbytes()) != 0) {
-        m.outputs_equal_solo = false;
-        m.difference += "output " + std::to_string(k) + " differs; ";
-      }
-  }
+  for (size_t i = 0; i < models.size(); ++i)
+    XOPT_RETURN_IF_ERROR(time_member(*sessions[i].session, inputs[i], solo[i], names[i], warmup,
+                                     iterations, b.members[i]));
   return b;
 #else
   (void)models, (void)names, (void)inputs, (void)flags, (void)warmup, (void)iterations;
-  return not_built();
+  return cuda_not_built();
 #endif
 }
 

@@ -13,32 +13,23 @@
 #include "executor/cpu/validate.h"
 #include "ir/graph.h"
 #include "ir/tensor.h"
+#include "pipeline/device.h"
 #include "planner/memory_plan.h"
-#include "tools/xopt/algorithm_choices.h"
 
 namespace xopt::tool {
 
-struct DeviceFlags {
-  std::string device = "cpu";
-  bool tf32 = false;      // allow TF32 math on the GPU (tolerances are then printed as such)
-  bool tune = false;      // time candidate algorithms at load instead of trusting heuristics
-  bool no_graph = false;  // replay the launch list directly instead of as a CUDA graph
-  // Planning for the GPU: the most workspace one node's algorithm may take ("64MiB").
-  std::string max_workspace = "64MiB";
-  // Workspace in the arena: what each node may take even where the activations leave less free
-  // (its algorithm's speed against the arena's peak).
-  std::string min_workspace = "8MiB";
-  bool cuda() const { return device == "cuda"; }
-};
+// The device flags, their checks and the GPU measurements of a planned model live in the
+// pipeline library (pipeline/device.h); the tools use them by these names.
+using pipeline::Bandwidth;
+using pipeline::check_device_flags;
+using pipeline::cuda_built;
+using pipeline::DeviceFlags;
+using pipeline::DeviceMeasurement;
+using pipeline::measure_h2d_on_cuda;
+using pipeline::measure_on_cuda;
 
 // Adds --device, --tf32, --tune, --no-graph, --max-workspace.
 void add_device_flags(CLI::App& app, DeviceFlags& flags);
-// Usage errors: an unknown device, CUDA flags without --device cuda, or --device cuda in a build
-// without the CUDA executor.
-Status check_device_flags(const DeviceFlags& flags);
-// Whether this build has the CUDA executor.
-bool cuda_built();
-
 // Runs `model` on the GPU on `inputs` (inside the plan it carries, else one made for these
 // shapes), named like exec::run_for_validation's result; mode says "cuda (...)".
 Result<exec::ModelOutputs> run_on_cuda(const ir::Model& model,
@@ -52,31 +43,6 @@ cuda_conformance_runner(const DeviceFlags& flags);
 
 // One line per op the CUDA executor claims (op, domain, opsets, types). Returns the exit code.
 int list_cuda_ops();
-
-// What the GPU measured for a planned model: the context (replacing the planner's estimate), the
-// device, and the workspace each node's chosen algorithm needs (parallel to the plan's node order).
-struct DeviceMeasurement {
-  std::string device;  // DeviceInfo::summary()
-  size_t context_bytes = 0;
-  bool context_measured = true;  // false: the context predates xopt's session (Footprint)
-  std::vector<size_t> node_workspace;
-  // The algorithm each node chose (tools/xopt/algorithm_choices.h), and how many of them were a
-  // choice stored in the model, taken without searching.
-  AlgorithmChoices algorithms;
-  size_t choices_reused = 0;
-  size_t parameters = 0, arena = 0, workspace = 0, io = 0;
-};
-// Loads `model` (with its plan) on the GPU, compiling with a generous workspace limit so each node
-// reports what its best algorithm needs (and, with --tune, which algorithm the search chose).
-Result<DeviceMeasurement> measure_on_cuda(const ir::Model& model, const planner::MemoryPlan& plan,
-                                          const DeviceFlags& flags);
-
-// Host-to-device bandwidth from pinned memory, measured on the GPU (the offload cost model).
-struct Bandwidth {
-  double bytes_per_ms = 0;
-  std::string device;
-};
-Result<Bandwidth> measure_h2d_on_cuda();
 
 // Timed runs on the GPU: per-run GPU time (CUDA events around the replay) and host time, with the
 // memory measured and the plan the run used.

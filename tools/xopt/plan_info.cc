@@ -5,13 +5,13 @@
 #include <string>
 
 #include "ir/onnx_io.h"
+#include "pipeline/algorithm_choices.h"
 #include "planner/annotate.h"
 #include "planner/memory_plan.h"
 #include "planner/offload.h"
 #include "planner/plan_text.h"
 #include "planner/report.h"
 #include "planner/shape_range.h"
-#include "tools/xopt/algorithm_choices.h"
 #include "tools/xopt/command.h"
 
 namespace xopt::tool {
@@ -58,7 +58,7 @@ int run_plan_info(const PlanInfoOptions& o) {
                           o.model);
     std::fputs(planner::offload_text(**offload, o.values).c_str(), stdout);
   }
-  auto choices = read_algorithm_choices(*loaded);
+  auto choices = pipeline::read_algorithm_choices(*loaded);
   if (!choices.is_ok()) return report_error(kExitBadModel, choices.status().message(), o.model);
   if (!choices->nodes.empty()) {
     std::printf("algorithm choices: %zu nodes, searched on %s (xopt --device cuda --tune)\n",

@@ -29,11 +29,4 @@ void add_precision_flags(CLI::App& app, PrecisionFlags& flags);
 // Errors name the flag and what is wrong with it.
 Status apply_precision_flags(const PrecisionFlags& flags, passes::PassOptions& options);
 
-// "" when convert-precision did not change the model, else e.g. "fp16: 52 nodes converted, 3
-// kept fp32 (schema 1, rule 2)", from its `xopt.precision` metadata.
-std::string precision_summary(const ir::Model& model);
-// The plan's report.json with a "precision" object (mode, nodes per type, kept fp32 per rule)
-// added when the model was converted; `json` unchanged otherwise.
-std::string with_precision_report(const std::string& json, const ir::Model& model);
-
 }  // namespace xopt::tool

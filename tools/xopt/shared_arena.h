@@ -1,17 +1,13 @@
 // `xopt --passes=...,plan --shared-arena a.onnx b.onnx c.onnx`: after each model was optimized and
-// planned on its own (its output beside it), the group's record is added to every output and the
-// shared figures are printed next to the separate ones (planner/shared_arena.h).
+// planned on its own and the group recorded in every output (pipeline/shared_arena.h), the shared
+// figures are printed next to the separate ones.
 #pragma once
 
-#include <string>
-#include <vector>
+#include "pipeline/shared_arena.h"
 
 namespace xopt::tool {
 
-// `models` and `outputs` are parallel; `report_dir` (may be empty) gets shared_arena.json.
-// Returns the exit code.
-int finish_shared_arena(const std::vector<std::string>& models,
-                        const std::vector<std::string>& outputs, const std::string& report_dir,
-                        bool quiet);
+// The table on stdout, and (unless `quiet`) the report files written.
+void print_shared_arena(const pipeline::SharedArenaOutcome& group, bool quiet);
 
 }  // namespace xopt::tool

@@ -3,28 +3,18 @@
 //   xviz timeline MODEL.opt.onnx -o t.svg|html
 //   xviz diff A.onnx B.onnx -o diff.svg|html
 //   xviz breakdown MODEL... -o b.svg
-// The viz library does the work and returns errors; this file parses flags, writes files and picks
-// exit codes (0 ok, 1 usage, 2 bad model or unwritable file). Progress goes to stderr only when
-// it is a terminal (-q: never).
-// The command line is a function (cli.h) that the executable's main and the Python package's
-// xopt.viz both call, so both write the same files and print the same errors.
+// The viz library does the work (viz/commands.h: read, draw, write) and returns errors; this file
+// parses flags, prints and picks exit codes (0 ok, 1 usage, 2 bad model or unwritable file).
+// Progress goes to stderr only when it is a terminal (-q: never). The Python package's xopt.viz
+// calls the same library functions, so both write the same files.
 #include <unistd.h>
 #include <CLI/CLI.hpp>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
-#include "ir/onnx_io.h"
-#include "ir/shape_inference.h"
 #include "tools/xviz/cli.h"
-#include "viz/breakdown.h"
-#include "viz/diff.h"
-#include "viz/graph_drawing.h"
-#include "viz/output.h"
-#include "viz/precision_marks.h"
-#include "viz/timeline.h"
+#include "viz/commands.h"
 
 namespace {
 
@@ -42,11 +32,6 @@ void progress_done() {
   if (g_progress) std::fputs("\r\033[K", stderr);
 }
 
-Result<ir::Model> load(const std::string& path) {
-  progress("reading " + path);
-  return viz::load_for_drawing(path);
-}
-
 // Flags were checked before anything was read: what fails later is the model or the file (2).
 int fail(const Status& st) {
   progress_done();
@@ -59,92 +44,11 @@ int usage(const std::string& message) {
   return 1;
 }
 
-// The output's extension is one the subcommand writes.
-bool has_extension(const std::string& path, std::initializer_list<const char*> extensions) {
-  const std::string ext = std::filesystem::path(path).extension().string();
-  for (const char* e : extensions)
-    if (ext == e) return true;
-  return false;
-}
-
 int finish(const Status& st, const std::string& out) {
   progress_done();
   if (!st.is_ok()) return fail(st);
   std::printf("wrote %s\n", out.c_str());
   return 0;
-}
-
-int run_graph(const std::string& model, const std::string& out, int depth, bool weights) {
-  auto format = viz::format_from_path(out);
-  if (!format.is_ok()) return fail(format.status());
-  auto m = load(model);
-  if (!m.is_ok()) return fail(m.status());
-  viz::GraphOptions o;
-  o.collapse_depth = depth;
-  o.show_weights = weights;
-  o.title = std::filesystem::path(model).filename().string();
-  o.marks = viz::precision_marks(*m);  // float16 / bfloat16 nodes of a converted model
-  progress("laying out and rendering " + std::to_string(m->graph->num_nodes()) + " nodes");
-  auto d = viz::draw_graph(*m->graph, *format, o);
-  if (!d.is_ok()) return fail(d.status());
-  return finish(viz::write_file(out, d->data), out);
-}
-
-int run_timeline(const std::string& model, const std::string& out,
-                 const std::vector<int64_t>& batches) {
-  auto m = load(model);
-  if (!m.is_ok()) return fail(m.status());
-  progress(batches.empty() ? std::string("drawing the plan") : "planning the batches");
-  auto page = viz::timeline_file(*m, out, batches);
-  if (!page.is_ok()) return fail(page.status());
-  return finish(viz::write_file(out, *page), out);
-}
-
-int run_diff(const std::string& a, const std::string& b, const std::string& out) {
-  auto before = load(a);
-  if (!before.is_ok()) return fail(before.status());
-  auto after = load(b);
-  if (!after.is_ok()) return fail(after.status());
-  progress("matching and drawing " + std::to_string(before->graph->num_nodes()) + " + " +
-           std::to_string(after->graph->num_nodes()) + " nodes");
-  auto page = viz::diff_file(*before, *after, out);
-  if (!page.is_ok()) return fail(page.status());
-  return finish(viz::write_file(out, *page), out);
-}
-
-int run_breakdown(const std::vector<std::string>& models, const std::string& out,
-                  const std::vector<int64_t>& batches) {
-  std::vector<viz::BreakdownBar> bars;
-  std::vector<ir::Model> loaded;
-  loaded.reserve(models.size());
-  for (const auto& path : models) {
-    auto read = load(path);
-    if (!read.is_ok()) return fail(read.status());
-    loaded.push_back(std::move(read).value());
-    const ir::Model& m = loaded.back();
-    const std::string label = std::filesystem::path(path).filename().string();
-    if (!batches.empty()) {
-      progress("planning " + label + " at " + std::to_string(batches.size()) + " batches");
-      auto sweep = viz::breakdown_sweep(m, label, batches);
-      if (!sweep.is_ok()) return fail(sweep.status());
-      bars.insert(bars.end(), sweep->begin(), sweep->end());
-      continue;
-    }
-    auto bar = viz::breakdown_bar(m, label);
-    if (!bar.is_ok()) return fail(bar.status());
-    bars.push_back(*bar);
-  }
-  if (batches.empty() && models.size() > 1) {  // a shared-arena group: separate vs shared
-    std::vector<const ir::Model*> group;
-    group.reserve(loaded.size());
-    for (const ir::Model& m : loaded) group.push_back(&m);
-    auto shared = viz::shared_arena_bars(group);
-    if (!shared.is_ok()) return fail(shared.status());
-    bars.insert(bars.end(), shared->begin(), shared->end());
-  }
-  auto page = viz::breakdown_file(bars, out);
-  if (!page.is_ok()) return fail(page.status());
-  return finish(viz::write_file(out, *page), out);
 }
 
 }  // namespace
@@ -202,22 +106,17 @@ int run_cli(int argc, char** argv) {
     return 1;
   }
   g_progress = !quiet && isatty(STDERR_FILENO);
-  if (graph->parsed()) {
-    if (!has_extension(out, {".svg", ".png", ".pdf", ".dot", ".gv"}))
-      return usage(out + ": graph writes .svg, .png, .pdf or .dot");
-    return run_graph(model, out, depth, weights);
-  }
-  if (diff->parsed()) {
-    if (!has_extension(out, {".svg", ".html", ".htm", ".png", ".pdf", ".dot"}))
-      return usage(out + ": diff writes .svg, .html, .png, .pdf or .dot");
-    return run_diff(model, other, out);
-  }
-  if (!has_extension(out, {".svg", ".html", ".htm", ".png"}))
-    return usage(out + ": writes .svg, .png or .html");
-  if (timeline->parsed()) return run_timeline(model, out, batches);
+  const std::string command = graph->parsed()      ? "graph"
+                              : diff->parsed()     ? "diff"
+                              : timeline->parsed() ? "timeline"
+                                                   : "breakdown";
+  if (Status st = check_output_extension(command, out); !st.is_ok()) return usage(st.message());
+  if (graph->parsed()) return finish(write_graph_file(model, out, depth, weights, progress), out);
+  if (diff->parsed()) return finish(write_diff_file(model, other, out, progress), out);
+  if (timeline->parsed()) return finish(write_timeline_file(model, out, batches, progress), out);
   for (int64_t b : breakdown_batches)
     if (b < 1) return usage("--batch: " + std::to_string(b) + " is not a batch size");
-  return run_breakdown(models, out, breakdown_batches);
+  return finish(write_breakdown_file(models, out, breakdown_batches, progress), out);
 }
 
 }  // namespace xopt::viz

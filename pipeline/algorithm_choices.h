@@ -13,7 +13,7 @@
 #include "common/status.h"
 #include "ir/graph.h"
 
-namespace xopt::tool {
+namespace xopt::pipeline {
 
 inline constexpr const char* kAlgorithmChoicesKey = "xopt.cuda_algorithms";
 
@@ -27,4 +27,4 @@ void write_algorithm_choices(ir::Model& model, const AlgorithmChoices& choices);
 // an error naming the key and what is wrong.
 Result<AlgorithmChoices> read_algorithm_choices(const ir::Model& model);
 
-}  // namespace xopt::tool
+}  // namespace xopt::pipeline

@@ -1,8 +1,8 @@
-#include "tools/xopt/algorithm_choices.h"
+#include "pipeline/algorithm_choices.h"
 
 #include <nlohmann/json.hpp>
 
-namespace xopt::tool {
+namespace xopt::pipeline {
 
 void write_algorithm_choices(ir::Model& model, const AlgorithmChoices& choices) {
   nlohmann::json j;
@@ -36,4 +36,4 @@ Result<AlgorithmChoices> read_algorithm_choices(const ir::Model& model) {
   return out;
 }
 
-}  // namespace xopt::tool
+}  // namespace xopt::pipeline
