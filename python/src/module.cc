@@ -20,6 +20,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -29,7 +30,9 @@
 #include "executor/cpu/validate.h"
 #include "ir/onnx_io.h"
 #include "planner/annotate.h"
+#include "planner/memory_breakdown.h"
 #include "planner/memory_plan.h"
+#include "planner/offload.h"
 #include "tools/xopt/command.h"
 #include "tools/xopt/device.h"
 #include "tools/xopt/validate.h"
@@ -177,7 +180,8 @@ ir::Model load_or_raise(const std::string& path) {
   return std::move(m).value();
 }
 
-// The plan stored in a model, as its JSON document, after the checks `xopt plan-info` makes.
+// The plan stored in a model, as its JSON document, after the checks `xopt plan-info` makes, with
+// the memory breakdown beside it.
 std::string plan_json(const std::string& path) {
   ir::Model model = load_or_raise(path);
   auto plan = planner::read_plan(model);
@@ -186,7 +190,13 @@ std::string plan_json(const std::string& path) {
   if (!st.is_ok())
     raise_error(tool::kExitBadModel,
                 tool::error_line("stored plan is invalid: " + st.message(), path));
-  return planner::plan_to_json(*plan);
+  auto offload = planner::read_offload(model);
+  if (!offload.is_ok()) raise_status(offload.status(), path);
+  // The breakdown xopt prints (planner/memory_breakdown.h) rides along as "memory_breakdown".
+  auto doc = nlohmann::json::parse(planner::plan_to_json(*plan));
+  doc["memory_breakdown"] = nlohmann::json::parse(
+      planner::breakdown_json(planner::memory_breakdown(*plan, *offload ? &**offload : nullptr)));
+  return doc.dump();
 }
 
 // ---- tensors: numpy / DLPack <-> ir::Tensor ----

@@ -16,6 +16,8 @@
 #include "ir/onnx_io.h"
 #include "ir/shape_inference.h"
 #include "planner/annotate.h"
+#include "planner/memory_breakdown.h"
+#include "planner/planner.h"
 #include "planner/report.h"
 #include "tools/xopt/command.h"
 #include "tools/xopt/device.h"
@@ -101,6 +103,33 @@ nlohmann::json print_profile(const std::vector<NodeProfile>& nodes, double repla
   for (const NodeProfile& n : nodes)
     j["nodes"].push_back({{"node", n.node}, {"op", n.op}, {"ms", n.ms}});
   return j;
+}
+
+// What the CPU executor used (RunStats of the last run) beside the plan it ran in: the arena (or,
+// with no plan, the most activation bytes live at once) and the parameters.
+nlohmann::json cpu_memory_json(const ir::Graph& g, const planner::MemoryPlan* plan,
+                               const exec::RunStats& used) {
+  const size_t params = planner::parameter_bytes(g, plan ? plan->alignment : 256);
+  nlohmann::json m = {{"device", "cpu"},
+                      {"planned", plan != nullptr},
+                      {"parameters", params},
+                      {"arena", used.arena_bytes},
+                      {"peak_activations", used.peak_activation_bytes},
+                      {"outputs_copied_into_arena", used.outputs_copied_into_arena}};
+  std::string summary = "parameters " + planner::human_bytes(params);
+  if (plan != nullptr) {
+    m["plan_arena"] = plan->arena_bytes;
+    m["plan_parameters"] = plan->breakdown.parameters;
+    m["breakdown"] =
+        nlohmann::json::parse(planner::breakdown_json(planner::memory_breakdown(*plan)));
+    summary += ", arena " + planner::human_bytes(used.arena_bytes) + " (plan " +
+               planner::human_bytes(plan->arena_bytes) + ")";
+  } else {
+    summary += ", activations at most " + planner::human_bytes(used.peak_activation_bytes) +
+               " live (no plan)";
+  }
+  m["summary"] = summary;
+  return m;
 }
 
 int run_bench(const BenchCommand& c) {
@@ -214,6 +243,8 @@ int run_bench(const BenchCommand& c) {
       plan = std::move(p).value();
       run.plan = &plan;
     }
+    exec::RunStats used;
+    run.stats = &used;
     for (int i = 0; i < c.warmup + c.iterations; ++i) {
       const auto t0 = std::chrono::steady_clock::now();
       auto out = exec::run_model(model, *inputs, run);
@@ -253,6 +284,10 @@ int run_bench(const BenchCommand& c) {
       profile_how = "wall time between nodes' outputs in the CPU executor";
     }
     std::printf("device     cpu (reference executor%s)\n", planned ? ", inside the plan" : "");
+    const nlohmann::json mem = cpu_memory_json(*model.graph, planned ? &plan : nullptr, used);
+    std::printf("memory     %s\n", mem["summary"].get<std::string>().c_str());
+    j["memory"] = mem;
+    j["memory"].erase("summary");
   }
   const Stats h = summarize(host);
   if (!gpu.empty()) {

@@ -62,6 +62,7 @@ struct OptimizeOptions {
   bool workspace_in_arena = false;
   // --shared-arena: more models planned with this one (or alone) to share one arena.
   std::vector<std::string> shared_arena;
+  std::vector<std::string> member_names;  // --name, one per member (default: the path as given)
   // --mem-budget: parameter offload (planner/offload.h) when the model does not fit.
   std::string mem_budget;
   double h2d_gbps = 0;  // --h2d-bandwidth; 0: measured with --device cuda, else the default
@@ -133,7 +134,7 @@ bool same_file(const std::string& a, const std::string& b) {
 }
 
 // The batch found by --max-batch (stdout) and the memory breakdown (stderr, with the statistics).
-void print_plan(const passes::PlanOutcome& p, bool quiet) {
+void print_plan(const passes::PlanOutcome& p, const planner::OffloadPlan* offload, bool quiet) {
   using planner::human_bytes;
   if (p.batch_searched) {
     std::printf("max batch: %lld fits in %s (%s used)\n", static_cast<long long>(p.fit.batch),
@@ -152,7 +153,7 @@ void print_plan(const passes::PlanOutcome& p, bool quiet) {
     for (const planner::InputRange& r : p.plan.input_ranges) batch += " " + planner::range_text(r);
   }
   std::fprintf(stderr, "memory plan (%s, planned in %.2f ms)\n", batch.c_str(), p.seconds * 1e3);
-  std::fputs(planner::report_text(p.plan).c_str(), stderr);
+  std::fputs(planner::report_text(p.plan, offload).c_str(), stderr);
   if (p.batch_searched && p.has_next) {
     std::fprintf(stderr, "memory plan at batch %lld (does not fit)\n",
                  static_cast<long long>(p.next_plan.batch));
@@ -199,6 +200,10 @@ int run_shared_arena(const OptimizeOptions& o) {
                         "goes beside it (<stem>.opt.onnx)");
   if (!o.max_batch.empty())
     return report_error(kExitUsage, "--max-batch and --shared-arena exclude each other");
+  if (!o.member_names.empty() && o.member_names.size() != models.size())
+    return report_error(kExitUsage, "--name: " + std::to_string(o.member_names.size()) +
+                                        " names for " + std::to_string(models.size()) +
+                                        " models (give one per model, in order, or none)");
   bool plans = false;
   for (const std::string& p : split_list({o.passes}))
     plans = plans || p == "plan" || p == "plan-memory";
@@ -214,6 +219,7 @@ int run_shared_arena(const OptimizeOptions& o) {
     OptimizeOptions one = o;
     one.model = m;
     one.shared_arena.clear();
+    one.member_names.clear();
     one.report_dir.clear();
     const int rc = run_optimize(one);
     if (rc != kExitOk) return rc;
@@ -223,13 +229,15 @@ int run_shared_arena(const OptimizeOptions& o) {
     fs::create_directories(o.report_dir, ec);
     if (ec) return report_error(kExitUsage, o.report_dir + ": cannot create: " + ec.message());
   }
-  return finish_shared_arena(models, outputs, o.report_dir, o.quiet);
+  return finish_shared_arena(models, o.member_names, outputs, o.report_dir, o.quiet);
 }
 
 int run_optimize(const OptimizeOptions& o) {
   if (o.list_passes) return list_passes();
   if (o.list_ops) return list_ops(o.validation.device);
   if (!o.shared_arena.empty()) return run_shared_arena(o);
+  if (!o.member_names.empty())
+    return report_error(kExitUsage, "--name names the members of --shared-arena");
   if (o.model.empty()) return report_error(kExitUsage, "no model given (see xopt --help)");
   if (Status st = check_device_flags(o.validation.device); !st.is_ok()) return report(st);
   const std::string out = o.output.empty() ? default_output(o.model) : o.output;
@@ -459,15 +467,11 @@ int run_optimize(const OptimizeOptions& o) {
   progress.done();
   if (!o.quiet) std::fputs(passes::stats_table(stats).c_str(), stderr);
   if (const auto& plan = ctx.plan_outcome()) {
-    print_plan(*plan, o.quiet);
+    const planner::OffloadPlan* sched = offload ? &*offload : nullptr;
+    print_plan(*plan, sched, o.quiet);
     if (offload && !o.quiet) std::fputs(planner::offload_text(*offload).c_str(), stderr);
     if (!o.report_dir.empty()) {
-      std::string json = planner::report_json(plan->plan);
-      if (offload) {  // the schedule beside the breakdown
-        auto j = nlohmann::json::parse(json);
-        j["offload"] = nlohmann::json::parse(planner::offload_to_json(*offload));
-        json = j.dump(2);
-      }
+      const std::string json = planner::report_json(plan->plan, sched);
       st = write_text_file((fs::path(o.report_dir) / "report.json").string(), json + "\n");
       if (!st.is_ok()) return report(st);
     }
@@ -569,7 +573,8 @@ std::function<int()> setup_optimize(CLI::App& app) {
   app.add_option(
       "--max-batch", o->max_batch,
       "Memory budget (e.g. 24GiB): plan-memory finds the largest batch whose "
-      "parameters + activations + workspace + CUDA context fit, and plans at that batch");
+      "parameters + activations + workspace + inputs/outputs + CUDA context fit, and plans at "
+      "that batch");
   app.add_option("--report", o->report_dir,
                  "Write the memory breakdown of the plan as DIR/report.json, and DIR/report.html");
   app.add_option("--dot", o->dot_dir,
@@ -583,6 +588,11 @@ std::function<int()> setup_optimize(CLI::App& app) {
                  "is printed next to the separate ones (--report DIR: DIR/shared_arena.json and "
                  "DIR/shared_arena.html, separate vs shared bars)")
       ->expected(1, -1);
+  app.add_option("--name", o->member_names,
+                 "With --shared-arena: the members' names in the table, shared_arena.json and "
+                 "the group's record, one per model in order (default: each path as given)")
+      ->type_size(1)
+      ->allow_extra_args(false);
   app.add_flag("--workspace-in-arena", o->workspace_in_arena,
                "Plan each node's workspace as a value of the arena, live at that node's step "
                "only, instead of one region for the largest need (on with --device cuda)");

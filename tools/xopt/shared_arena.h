@@ -8,9 +8,11 @@
 
 namespace xopt::tool {
 
-// `models` and `outputs` are parallel; `report_dir` (may be empty) gets shared_arena.json.
+// `models` and `outputs` are parallel, and `names` too when given (--name; empty: each member is
+// named by its path as given); `report_dir` (may be empty) gets shared_arena.json and .html.
 // Returns the exit code.
 int finish_shared_arena(const std::vector<std::string>& models,
+                        const std::vector<std::string>& names,
                         const std::vector<std::string>& outputs, const std::string& report_dir,
                         bool quiet);
 
