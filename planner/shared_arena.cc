@@ -79,8 +79,8 @@ std::string shared_arena_id(const std::vector<const MemoryPlan*>& plans) {
   return buf;
 }
 
-SharedArenaFigures shared_arena_figures(const SharedArena& shared,
-                                        const std::vector<MemoryBreakdown>& members) {
+SharedArenaFigures shared_arena_figures_of(const SharedArena& shared,
+                                           const std::vector<MemoryBreakdown>& members) {
   SharedArenaFigures f;
   f.members = members;
   MemoryBreakdown& g = f.shared;
@@ -124,7 +124,7 @@ SharedArenaFigures shared_arena_figures(const SharedArena& shared,
   std::vector<MemoryBreakdown> members;
   members.reserve(plans.size());
   for (const MemoryPlan* p : plans) members.push_back(memory_breakdown(*p));
-  return shared_arena_figures(shared, members);
+  return shared_arena_figures_of(shared, members);
 }
 
 std::string shared_arena_text(const SharedArena& shared, const SharedArenaFigures& f) {

@@ -55,8 +55,8 @@ Result<SharedArena> share_arena(const std::vector<std::string>& members,
 // order, every value's place): neither the members' names nor the folder they were read from.
 std::string shared_arena_id(const std::vector<const MemoryPlan*>& plans);
 // `members` parallel to shared.members (each from memory_breakdown, offload included).
-SharedArenaFigures shared_arena_figures(const SharedArena& shared,
-                                        const std::vector<MemoryBreakdown>& members);
+SharedArenaFigures shared_arena_figures_of(const SharedArena& shared,
+                                           const std::vector<MemoryBreakdown>& members);
 // The same with nothing offloaded.
 SharedArenaFigures shared_arena_figures(const SharedArena& shared,
                                         const std::vector<const MemoryPlan*>& plans);

@@ -48,7 +48,7 @@ Result<std::vector<BreakdownBar>> shared_arena_bars(const std::vector<const ir::
     members.push_back(b);
   }
   if (!group || members.size() < 2) return std::vector<BreakdownBar>{};
-  return shared_arena_bars(planner::shared_arena_figures(*group, members));
+  return shared_arena_bars(planner::shared_arena_figures_of(*group, members));
 }
 
 std::vector<BreakdownBar> shared_arena_bars(const planner::SharedArenaFigures& f) {

@@ -172,7 +172,7 @@ TEST(SharedArenaBreakdown, GroupCountsEveryMembersOwnRegionsOnceEachAndOneArena)
   auto group = share_arena({"models/a.onnx", "b"}, {&a->plan, &b->plan});
   ASSERT_TRUE(group.is_ok()) << group.status().message();
   const MemoryBreakdown ma = memory_breakdown(a->plan, &*sched), mb = memory_breakdown(b->plan);
-  const SharedArenaFigures f = shared_arena_figures(*group, {ma, mb});
+  const SharedArenaFigures f = shared_arena_figures_of(*group, {ma, mb});
   EXPECT_EQ(f.shared.parameters, ma.parameters + mb.parameters);
   EXPECT_EQ(f.shared.staging, ma.staging);
   EXPECT_EQ(f.shared.io, ma.io + mb.io);

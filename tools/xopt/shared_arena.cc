@@ -97,7 +97,7 @@ int finish_shared_arena(const std::vector<std::string>& models,
                                   planner::shared_arena_to_json(*shared));
     if (!st.is_ok()) return report(st, out);
   }
-  const planner::SharedArenaFigures f = planner::shared_arena_figures(*shared, breakdowns);
+  const planner::SharedArenaFigures f = planner::shared_arena_figures_of(*shared, breakdowns);
   std::fputs(planner::shared_arena_text(*shared, f).c_str(), stdout);
   if (!report_dir.empty()) {
     const std::string path = (fs::path(report_dir) / "shared_arena.json").string();
