@@ -63,6 +63,8 @@ std::string shared_arena_id(const std::vector<const MemoryPlan*>& plans) {
     f.number(p->alignment);
     f.number(p->arena_bytes);
     f.number(p->workspace_bytes);
+    f.number(p->breakdown.parameters);
+    f.number(p->breakdown.io);
     f.number(p->node_order.size());
     for (const std::string& n : p->node_order) f.text(n);
     f.number(p->values.size());

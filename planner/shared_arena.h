@@ -51,8 +51,9 @@ struct SharedArenaFigures {
 // different alignments.
 Result<SharedArena> share_arena(const std::vector<std::string>& members,
                                 const std::vector<const MemoryPlan*>& plans);
-// "shared-" and 16 hex digits of a hash of each plan's layout (alignment, arena, workspace, node
-// order, every value's place): neither the members' names nor the folder they were read from.
+// "shared-" and 16 hex digits of a hash of each plan's layout (alignment, arena, workspace,
+// parameter and I/O bytes, node order, every value's place): neither the members' names nor the
+// folder they were read from.
 std::string shared_arena_id(const std::vector<const MemoryPlan*>& plans);
 // `members` parallel to shared.members (each from memory_breakdown, offload included).
 SharedArenaFigures shared_arena_figures_of(const SharedArena& shared,
