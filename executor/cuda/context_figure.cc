@@ -1,8 +1,8 @@
 #include "executor/cuda/context_figure.h"
 
-#include <dlfcn.h>
-
 #include <mutex>
+
+#include "executor/cuda/dynamic_library.h"
 
 namespace xopt::cuda {
 
@@ -21,15 +21,10 @@ struct Driver {
 
   static const Driver& get() {
     static const Driver d = [] {
+      static const DynamicLibrary lib("libcuda.so.1");
       Driver d;
-      void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-      if (lib == nullptr) return d;
-      d.init = reinterpret_cast<int (*)(unsigned)>(dlsym(lib, "cuInit"));
-      d.device_get = reinterpret_cast<int (*)(int*, int)>(dlsym(lib, "cuDeviceGet"));
-      d.primary_state =
-          reinterpret_cast<int (*)(int, unsigned*, int*)>(dlsym(lib, "cuDevicePrimaryCtxGetState"));
-      d.ok = d.init != nullptr && d.device_get != nullptr && d.primary_state != nullptr &&
-             d.init(0) == 0;
+      d.ok = lib.find("cuInit", &d.init) && lib.find("cuDeviceGet", &d.device_get) &&
+             lib.find("cuDevicePrimaryCtxGetState", &d.primary_state) && d.init(0) == 0;
       return d;
     }();
     return d;

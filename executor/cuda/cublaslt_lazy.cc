@@ -1,9 +1,10 @@
 #include "executor/cuda/cublaslt_lazy.h"
 
 #include <cublasLt.h>
-#include <dlfcn.h>
 
 #include <string>
+
+#include "executor/cuda/dynamic_library.h"
 
 namespace xopt::cuda {
 namespace {
@@ -12,36 +13,24 @@ namespace {
 #define XOPT_STR(x) XOPT_STR2(x)
 constexpr const char* kLibrary = "libcublasLt.so." XOPT_STR(CUBLAS_VER_MAJOR);
 
-struct Library {
-  void* handle = nullptr;
-  std::string error;
-};
-
-const Library& library() {
-  static const Library lib = [] {
-    Library l;
-    l.handle = dlopen(kLibrary, RTLD_NOW | RTLD_LOCAL);
-    if (l.handle == nullptr) {
-      const char* e = dlerror();
-      l.error = e != nullptr ? e : "unknown error";
-    }
-    return l;
-  }();
+const DynamicLibrary& library() {
+  static const DynamicLibrary lib(kLibrary);
   return lib;
 }
 
 template <typename F>
 F* symbol(const char* name) {
-  const Library& l = library();
-  return l.handle != nullptr ? reinterpret_cast<F*>(dlsym(l.handle, name)) : nullptr;
+  F* f = nullptr;
+  library().find(name, &f);
+  return f;
 }
 
 }  // namespace
 
 Status load_cublaslt() {
-  const Library& l = library();
-  if (l.handle != nullptr) return Status::ok();
-  return internal_error(std::string("cuBLASLt (") + kLibrary + ") cannot be loaded: " + l.error);
+  const DynamicLibrary& l = library();
+  if (l.is_open()) return Status::ok();
+  return internal_error(std::string("cuBLASLt (") + kLibrary + ") cannot be loaded: " + l.error());
 }
 
 }  // namespace xopt::cuda

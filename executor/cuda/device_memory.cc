@@ -2,11 +2,10 @@
 
 #include <cuda_runtime.h>
 
-#include <dlfcn.h>
-
 #include <atomic>
 #include <utility>
 
+#include "executor/cuda/dynamic_library.h"
 #include "planner/report.h"
 
 namespace xopt::cuda {
@@ -96,14 +95,11 @@ struct Nvml {
 
   static const Nvml& get() {
     static const Nvml n = [] {
+      static const DynamicLibrary lib("libnvidia-ml.so.1");
       Nvml n;
-      void* lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-      if (lib == nullptr) return n;
-      n.init = reinterpret_cast<int (*)()>(dlsym(lib, "nvmlInit_v2"));
-      n.by_pci = reinterpret_cast<int (*)(const char*, Device*)>(
-          dlsym(lib, "nvmlDeviceGetHandleByPciBusId_v2"));
-      n.memory = reinterpret_cast<int (*)(Device, Memory*)>(dlsym(lib, "nvmlDeviceGetMemoryInfo"));
-      n.ok = n.init != nullptr && n.by_pci != nullptr && n.memory != nullptr && n.init() == 0;
+      n.ok = lib.find("nvmlInit_v2", &n.init) &&
+             lib.find("nvmlDeviceGetHandleByPciBusId_v2", &n.by_pci) &&
+             lib.find("nvmlDeviceGetMemoryInfo", &n.memory) && n.init() == 0;
       return n;
     }();
     return n;
