@@ -5,6 +5,7 @@
 # and every test that needs it fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/blas_env.sh
 build="${XOPT_BUILD_DIR:-build}"
 
 case "${CI:-}" in

@@ -8,6 +8,7 @@
 # Needs scripts/setup.sh first (it installs clang and libFuzzer).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/blas_env.sh
 build="${XOPT_ASAN_BUILD_DIR:-build-asan}"
 cxx="$(command -v clang++-14 || command -v clang++)"
 cc="$(command -v clang-14 || command -v clang)"
