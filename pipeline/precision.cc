@@ -27,7 +27,6 @@ void record_mixed_choice(ir::Model& model, const std::shared_ptr<precision::Choi
   model.set_metadata(kPrecisionChoiceKey, precision::choice_json(*report).dump());
 }
 
-
 namespace {
 // The "precision" object of report.json, from the pass's metadata; null when there is none.
 nlohmann::json precision_object(const ir::Model& model) {

@@ -140,8 +140,8 @@ nb::dict outcome_dict(const pipeline::Outcome& out) {
   const bool planned = out.plan.has_value();
   d["plan"] = text_or_none(planned, [&] { return planner::plan_to_json(out.plan->plan); });
   d["report"] = text_or_none(planned, [&] { return planner::report_json(out.plan->plan); });
-  d["offload"] = text_or_none(out.offload.has_value(),
-                              [&] { return planner::offload_to_json(*out.offload); });
+  d["offload"] =
+      text_or_none(out.offload.has_value(), [&] { return planner::offload_to_json(*out.offload); });
   if (planned && out.plan->batch_searched)
     d["max_batch"] = out.plan->fit.batch;
   else

@@ -97,8 +97,8 @@ TEST_F(PipelineTest, OptionsInOutcomeOut) {
   ASSERT_EQ(out->provenance.size(), 1u);
   std::vector<std::string> originals = out->provenance.begin()->second;
   std::sort(originals.begin(), originals.end());
-  EXPECT_EQ(originals, (std::vector<std::string>{"orig_BatchNormalization", "orig_Conv",
-                                                 "orig_Relu"}));
+  EXPECT_EQ(originals,
+            (std::vector<std::string>{"orig_BatchNormalization", "orig_Conv", "orig_Relu"}));
   auto stored = ir::read_provenance(*saved);
   ASSERT_TRUE(stored.is_ok()) << stored.status().message();
   EXPECT_EQ(*stored, out->provenance);
