@@ -3,12 +3,14 @@
 # sample there. No network: the venv sees the system's site-packages (numpy, onnx, and the build
 # backend scikit-build-core and nanobind that scripts/setup.sh installed), pip builds without
 # isolation and installs no dependencies. The CMake build goes to BUILD_DIR, kept between runs.
-# Usage: pip_install_test.sh PYTHON SOURCE_DIR BUILD_DIR BUILD_TYPE XOPT_CUDA XOPT_WERROR CXX_FLAGS
-# (the build type, options and the build type's compiler flags of the tree that runs the test, so
-# that ccache can reuse its objects);
+# Usage: pip_install_test.sh PYTHON SOURCE_DIR BUILD_DIR BUILD_TYPE XOPT_CUDA XOPT_WERROR CXX_FLAGS CXX
+# (the build type, options, the build type's compiler flags and the C++ compiler path of the tree
+# that runs the test, so that ccache reuses its objects: ccache hashes the compiler's name, so
+# /usr/bin/c++ and /usr/bin/g++ miss each other; the .cu files go through ccache too, which turns
+# a 20-minute rebuild of the core on two cores into a link);
 # XOPT_BUILD_JOBS limits the compile jobs (default: every core).
 set -euo pipefail
-python="$1" src="$2" build="$3" build_type="${4:-Release}" cuda="${5:-OFF}" werror="${6:-OFF}" flags="${7:-}"
+python="$1" src="$2" build="$3" build_type="${4:-Release}" cuda="${5:-OFF}" werror="${6:-OFF}" flags="${7:-}" cxx="${8:-}"
 export CMAKE_BUILD_PARALLEL_LEVEL="${XOPT_BUILD_JOBS:-$(nproc)}"
 tmp="$(mktemp -d /tmp/xopt-venv.XXXXXX)"
 trap 'rm -rf "$tmp"' EXIT
@@ -16,7 +18,8 @@ trap 'rm -rf "$tmp"' EXIT
 py="$tmp/venv/bin/python"
 launcher=()
 if command -v ccache >/dev/null; then
-  launcher=(-C cmake.define.CMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  launcher=(-C cmake.define.CMAKE_CXX_COMPILER_LAUNCHER=ccache
+            -C cmake.define.CMAKE_CUDA_COMPILER_LAUNCHER=ccache)
   export CCACHE_NOHASHDIR=1  # objects of another folder's build with the same flags are reused
 fi
 echo "pip install $src (build folder $build)"
@@ -24,6 +27,7 @@ PIP_NO_INDEX=1 "$py" -m pip install --no-build-isolation --no-deps -q "$src" \
   -C build-dir="$build" -C cmake.build-type="$build_type" -C cmake.define.XOPT_CUDA="$cuda" \
   -C cmake.define.XOPT_WERROR="$werror" \
   ${flags:+-C "cmake.define.CMAKE_CXX_FLAGS_${build_type^^}=$flags"} \
+  ${cxx:+-C "cmake.define.CMAKE_CXX_COMPILER=$cxx"} \
   "${launcher[@]}"
 cd "$tmp"  # not the source folder: `import xopt` must find the installed package
 "$py" - "$src/samples/tiny_cnn" <<'PY'
