@@ -83,7 +83,9 @@ class PassContext {
   // pass
   // ("fuse-conv-bn: 20"). Outside a PassManager the counters accumulate in counters().
   void count(std::string_view counter, int64_t n = 1);
-  const std::map<std::string, int64_t, std::less<>>& counters() const { return *counters_; }
+  const std::map<std::string, int64_t, std::less<>>& counters() const {
+    return sink_ != nullptr ? *sink_ : own_counters_;
+  }
 
   // Makes every value's dtype and shape current: binds the input shapes and re-runs shape inference
   // when it never ran or a pass changed the graph since. Passes that read shapes call this first.
@@ -102,14 +104,14 @@ class PassContext {
   const std::optional<PlanOutcome>& plan_outcome() const { return plan_outcome_; }
 
   // Internal (PassManager): where count() goes while a pass runs; nullptr restores the default.
-  void set_counter_sink(std::map<std::string, int64_t, std::less<>>* sink) {
-    counters_ = sink != nullptr ? sink : &own_counters_;
-  }
+  void set_counter_sink(std::map<std::string, int64_t, std::less<>>* sink) { sink_ = sink; }
 
  private:
   PassOptions options_;
   std::map<std::string, int64_t, std::less<>> own_counters_;
-  std::map<std::string, int64_t, std::less<>>* counters_ = &own_counters_;
+  // Not a pointer to own_counters_ by default: a copied or assigned context would keep pointing
+  // into the one it came from (passes/subgraphs.cc assigns a fresh context to retry a subgraph).
+  std::map<std::string, int64_t, std::less<>>* sink_ = nullptr;
   bool shapes_valid_ = false;
   int64_t inference_runs_ = 0;
   double inference_seconds_ = 0;

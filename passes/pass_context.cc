@@ -5,8 +5,9 @@
 namespace xopt::passes {
 
 void PassContext::count(std::string_view counter, int64_t n) {
-  auto it = counters_->find(counter);
-  if (it == counters_->end()) it = counters_->emplace(std::string(counter), 0).first;
+  auto& counters = sink_ != nullptr ? *sink_ : own_counters_;
+  auto it = counters.find(counter);
+  if (it == counters.end()) it = counters.emplace(std::string(counter), 0).first;
   it->second += n;
 }
 

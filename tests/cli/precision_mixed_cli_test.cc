@@ -67,7 +67,8 @@ TEST(PrecisionMixedCli, ValuesPastFloat16MaxStayOutOfFloat16) {
   ASSERT_TRUE(m.ParseFromString(test::read_file(dir / "mixed.onnx")));
   for (const auto& p : m.metadata_props()) {
     if (p.key() != "xopt.precision_choice") continue;
-    for (const auto& n : nlohmann::json::parse(p.value())["nodes"])
+    const auto choice = nlohmann::json::parse(p.value());
+    for (const auto& n : choice["nodes"])
       EXPECT_NE(n["dtype"], "float16") << n.dump();
   }
   auto bad = test::run_xopt({"--precision", "mixed", "--calibration", dir / "none", dir / "m.onnx",

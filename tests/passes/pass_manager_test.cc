@@ -418,5 +418,29 @@ TEST(PassContext, CountsOutsideAManager) {
   EXPECT_EQ(ctx.counters().at("a"), 5);
 }
 
+// A context copied or assigned counts into its own counters, not into the one it came from (the
+// subgraph runner assigns a fresh context to retry a branch; ASan found the assigned one reading
+// the destroyed temporary's map).
+TEST(PassContext, CopiesAndAssignmentsCountForThemselves) {
+  passes::PassContext a;
+  a.count("a");
+  passes::PassContext b = a;
+  b.count("b");
+  EXPECT_EQ(a.counters().count("b"), 0u);
+  EXPECT_EQ(b.counters().at("a"), 1);
+  passes::PassContext c;
+  c = passes::PassContext(passes::PassOptions{});
+  c.count("c", 2);
+  EXPECT_EQ(c.counters().size(), 1u);
+  EXPECT_EQ(c.counters().at("c"), 2);
+  std::map<std::string, int64_t, std::less<>> sink;
+  c.set_counter_sink(&sink);
+  c.count("d");
+  EXPECT_EQ(sink.at("d"), 1);
+  EXPECT_EQ(c.counters().count("c"), 0u) << "the sink while it is set";
+  c.set_counter_sink(nullptr);
+  EXPECT_EQ(c.counters().at("c"), 2);
+}
+
 }  // namespace
 }  // namespace xopt
