@@ -183,15 +183,19 @@ struct Chooser {
       d.max_abs = std::max(d.max_abs, r.max_abs);
       d.min_nonzero_abs = std::min(d.min_nonzero_abs, r.min_nonzero_abs);
       d.fp16_saturate_share = std::max(d.fp16_saturate_share, r.share(r.fp16_saturate));
-      const int64_t nonzero_sub = r.fp16_subnormal;
-      d.fp16_subnormal_share = std::max(d.fp16_subnormal_share, r.share(nonzero_sub));
+      // Underflow is a fact of activations: a weight is rounded once when it is stored, and what
+      // its subnormal (or flushed) entries cost is in the node's measured local error already.
+      // A fused bias or a trained-to-zero filter is mostly tiny values and says nothing of range.
+      const bool activation = !v->is_constant();
+      if (activation)
+        d.fp16_subnormal_share = std::max(d.fp16_subnormal_share, r.share(r.fp16_subnormal));
       if (*fp16_fits && r.max_abs * opt.range_margin > dtype_max(DType::kFloat16)) {
         *fp16_fits = false;
         *why16 = "'" + v->name() + "' reaches |x| = " + num(r.max_abs) + " (" +
                  num(100.0 * r.share(r.fp16_saturate)) + "% past float16's 65504";
         *why16 += opt.range_margin != 1.0 ? ", margin " + num(opt.range_margin) + ")" : ")";
       }
-      if (*fp16_fits && r.share(r.fp16_subnormal) > opt.underflow_share) {
+      if (*fp16_fits && activation && r.share(r.fp16_subnormal) > opt.underflow_share) {
         *fp16_fits = false;
         *why16 = "'" + v->name() + "' has " + num(100.0 * r.share(r.fp16_subnormal)) +
                  "% of its values below float16's smallest normal 6.1e-05";

@@ -16,18 +16,20 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// max|a - b| / max|b| over the elements; inf where a is not finite and b is.
+// ||a - b|| / ||b|| (2-norms) over the elements where b is finite; inf where a is not finite and
+// b is, or where b is all zero and a is not.
 double relative_error(const std::vector<float>& a, const std::vector<float>& b) {
   if (a.size() != b.size()) return kInf;
-  double diff = 0.0, scale = 0.0;
+  double diff2 = 0.0, scale2 = 0.0;
   for (size_t i = 0; i < a.size(); ++i) {
     if (!std::isfinite(b[i])) continue;  // already non-finite in fp32: nothing to lose
     if (!std::isfinite(a[i])) return kInf;
-    diff = std::max(diff, std::fabs(static_cast<double>(a[i]) - b[i]));
-    scale = std::max(scale, std::fabs(static_cast<double>(b[i])));
+    const double d = static_cast<double>(a[i]) - b[i];
+    diff2 += d * d;
+    scale2 += static_cast<double>(b[i]) * b[i];
   }
-  if (diff == 0.0) return 0.0;
-  return scale == 0.0 ? kInf : diff / scale;
+  if (diff2 == 0.0) return 0.0;
+  return scale2 == 0.0 ? kInf : std::sqrt(diff2 / scale2);
 }
 
 // Runs the node's kernel on `inputs`; outputs or an error.

@@ -42,8 +42,9 @@ struct PrecisionOptions {
   // against node names. keep_fp32 wins over every rule; force_lowp over every rule but the schema.
   std::vector<std::string> keep_fp32;
   std::vector<std::string> force_lowp;
-  // mixed: the largest error allowed on the model's outputs (relative to each output's scale).
-  double max_error = 1e-3;
+  // mixed: the largest estimated relative RMS error ||y_mixed - y|| / ||y|| allowed on each of the
+  // model's outputs; 1e-2 means cosine >= 0.99995 against fp32 (precision/choose.h).
+  double max_error = 1e-2;
   // mixed: test_data_set_* folders for the calibration run; empty: seeded random inputs.
   std::string calibration_dir;
   PrecisionChooser choose;  // mixed: see PrecisionChooser

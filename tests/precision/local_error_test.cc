@@ -45,6 +45,30 @@ TEST(LocalError, MatMulMatchesTheHandComputation) {
   EXPECT_FALSE(e.method.empty());
 }
 
+// The error is relative RMS, ||y_t - y|| / ||y||, not the worst element: y = x * 1 with x = [1/3,
+// 1, 1, 1] loses 1/3 - 1365/4096 = 8.14e-5 in float16 on one element only, and
+// ||y|| = sqrt(1/9 + 3), so the error is 8.14e-5 / 1.764 = 4.61e-5 (the worst element's error
+// against max|y| would be 8.14e-5).
+TEST(LocalError, IsTheRelativeRmsError) {
+  constexpr const char* kMul = R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[4] x) => (float[4] y) <float[1] one = {1}> {
+  y = Mul(x, one)
+}
+)";
+  ir::Model m = test::parse(kMul);
+  const float third = 1.0f / 3.0f;
+  auto cal =
+      precision::calibrate(m, {{{"x", ir::Tensor::of<float>({4}, {third, 1.0f, 1.0f, 1.0f})}}});
+  ASSERT_TRUE(cal.is_ok()) << cal.status().message();
+  const precision::LocalError e = precision::local_errors(*m.graph, *cal).at("@y");
+  ASSERT_TRUE(e.measured()) << e.problem;
+  const double norm = std::sqrt(static_cast<double>(third) * third + 3.0);
+  EXPECT_NEAR(e.fp16, std::fabs(r16(third) - third) / norm, 1e-9);
+  EXPECT_NEAR(e.fp16, 4.61e-5, 1e-7);
+  EXPECT_NEAR(e.bf16, std::fabs(rbf(third) - third) / norm, 1e-9);
+}
+
 TEST(LocalError, ExactValuesHaveNoError) {
   ir::Model m = test::parse(kMatMul);
   auto cal = precision::calibrate(m, {{{"x", ir::Tensor::of<float>({1, 2}, {0.5f, 0.25f})}}});

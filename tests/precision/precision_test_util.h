@@ -6,6 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -17,6 +20,7 @@
 #include "ir/text.h"
 #include "passes/precision/precision_options.h"
 #include "precision/calibrate.h"
+#include "precision/float_data.h"
 #include "precision/local_error.h"
 
 namespace xopt::test {
@@ -103,6 +107,27 @@ inline double worst_rel(const std::vector<ir::Tensor>& a, const std::vector<ir::
   for (size_t i = 0; i < a.size() && i < ref.size(); ++i) {
     exec::TensorDiff d = exec::compare_tensors("out", a[i], ref[i]);
     w = std::max(w, d.nonfinite_mismatch > 0 ? std::numeric_limits<double>::infinity() : d.max_rel);
+  }
+  return w;
+}
+
+// The largest relative RMS error ||a - b|| / ||b|| over the outputs (the figure --max-error
+// bounds, precision/choose.h); inf when a is not finite where b is.
+inline double worst_rms(const std::vector<ir::Tensor>& a, const std::vector<ir::Tensor>& ref) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  double w = 0.0;
+  EXPECT_EQ(a.size(), ref.size());
+  for (size_t i = 0; i < a.size() && i < ref.size(); ++i) {
+    const std::vector<float> x = precision::to_floats(a[i]), y = precision::to_floats(ref[i]);
+    if (x.size() != y.size()) return kInf;
+    double d2 = 0.0, y2 = 0.0;
+    for (size_t k = 0; k < x.size(); ++k) {
+      if (!std::isfinite(y[k])) continue;
+      if (!std::isfinite(x[k])) return kInf;
+      d2 += (static_cast<double>(x[k]) - y[k]) * (static_cast<double>(x[k]) - y[k]);
+      y2 += static_cast<double>(y[k]) * y[k];
+    }
+    if (d2 > 0.0) w = std::max(w, y2 == 0.0 ? kInf : std::sqrt(d2 / y2));
   }
   return w;
 }

@@ -31,8 +31,9 @@ void add_precision_flags(CLI::App& app, PrecisionFlags& f) {
                "Convert every node the schema allows: no integer-chain, mask or range rule (the "
                "naive converter, to see what it breaks)");
   app.add_option("--max-error", f.max_error,
-                 "--precision mixed: the largest error allowed on each output, relative to its "
-                 "scale (default 1e-3)");
+                 "--precision mixed: the largest relative RMS error ||y - y_fp32|| / ||y_fp32|| "
+                 "allowed on each output, as estimated from per-node errors (default 1e-2, 1%: "
+                 "cosine >= 0.99995 against fp32)");
   app.add_option("--calibration", f.calibration,
                  "--precision mixed: folder of test_data_set_* inputs for the calibration run "
                  "(default: seeded random inputs)");

@@ -19,7 +19,7 @@ struct PrecisionFlags {
   std::vector<std::string> keep_fp32;
   std::vector<std::string> force_lowp;
   bool no_auto = false;
-  double max_error = 1e-3;
+  double max_error = 1e-2;
   std::string calibration;
 };
 
