@@ -211,18 +211,13 @@ Status save_outputs(const Options& o, const Observer* observer, Outcome& out) {
   return Status::ok();
 }
 
-// DIR/report.json (the breakdown, and the offload schedule beside it), DIR/report.html and the
-// before/after diagrams.
+// DIR/report.json (the breakdown with the offload schedule's device and host buckets, and the
+// schedule beside it), DIR/report.html and the before/after diagrams.
 Status write_reports(const Options& o, const Observer* observer, const Outcome& out) {
   const planner::MemoryPlan* plan = out.plan ? &out.plan->plan : nullptr;
   if (plan != nullptr && !o.report_dir.empty()) {
-    std::string json = planner::report_json(*plan);
-    if (out.offload) {
-      auto j = nlohmann::json::parse(json);
-      j["offload"] = nlohmann::json::parse(planner::offload_to_json(*out.offload));
-      json = j.dump(2);
-    }
-    json = with_precision_report(json, out.model);
+    const planner::OffloadPlan* offload = out.offload ? &*out.offload : nullptr;
+    const std::string json = with_precision_report(planner::report_json(*plan, offload), out.model);
     XOPT_RETURN_IF_ERROR(
         write_file_atomically((fs::path(o.report_dir) / "report.json").string(), json + "\n"));
   }

@@ -2,7 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
-#include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "common/atomic_file.h"
@@ -10,6 +10,7 @@
 #include "pipeline/files.h"
 #include "pipeline/parse.h"
 #include "planner/annotate.h"
+#include "planner/offload.h"
 #include "viz/breakdown.h"
 
 namespace xopt::pipeline {
@@ -28,12 +29,26 @@ Result<onnx::ModelProto> read_proto(const std::string& path) {
   return m;
 }
 
-// The memory plan stored in the model at `path`.
-Result<planner::MemoryPlan> read_file_plan(const std::string& path) {
+// The memory plan stored in the model at `path`, and its breakdown (with its offload schedule).
+struct FilePlan {
+  planner::MemoryPlan plan;
+  planner::MemoryBreakdown breakdown;
+};
+Result<FilePlan> read_file_plan(const std::string& path) {
   XOPT_ASSIGN_OR_RETURN(onnx::ModelProto m, read_proto(path));
-  for (const auto& p : m.metadata_props())
-    if (p.key() == planner::kPlanMetadataKey) return planner::plan_from_json(p.value());
-  return invalid_model(path + ": carries no memory plan");
+  std::optional<planner::MemoryPlan> plan;
+  std::optional<planner::OffloadPlan> offload;
+  for (const auto& p : m.metadata_props()) {
+    if (p.key() == planner::kPlanMetadataKey) {
+      XOPT_ASSIGN_OR_RETURN(plan, planner::plan_from_json(p.value()));
+    } else if (p.key() == planner::kOffloadMetadataKey) {
+      XOPT_ASSIGN_OR_RETURN(offload, planner::offload_from_json(p.value()));
+    }
+  }
+  if (!plan) return invalid_model(path + ": carries no memory plan");
+  const planner::MemoryBreakdown b =
+      planner::memory_breakdown(*plan, offload ? &*offload : nullptr);
+  return FilePlan{std::move(*plan), b};
 }
 
 // Adds (or replaces) one metadata_props entry of the .onnx file at `path` without touching its
@@ -55,56 +70,30 @@ Status set_file_metadata(const std::string& path, const std::string& key,
   return write_file_atomically(path, [&](std::ostream& os) { return m.SerializeToOstream(&os); });
 }
 
-// The plans of the outputs and the members' names.
-Status read_members(const std::vector<std::string>& models, const std::vector<std::string>& outputs,
-                    SharedArenaOutcome& g) {
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    auto p = read_file_plan(outputs[i]);
-    if (!p.is_ok()) return in_file(p.status(), outputs[i]);
-    g.plans.push_back(std::move(p).value());
-    std::string name = fs::path(models[i]).stem().string();
-    for (const std::string& n : g.names)
-      if (n == name) name = models[i];  // two files of the same name: the paths tell them apart
-    g.names.push_back(name);
+// The plans and breakdowns of the outputs, and the members' names.
+Status read_members(const std::vector<std::string>& models, const std::vector<std::string>& names,
+                    const std::vector<std::string>& outputs, SharedArenaOutcome& g) {
+  for (const std::string& out : outputs) {
+    auto p = read_file_plan(out);
+    if (!p.is_ok()) return in_file(p.status(), out);
+    g.plans.push_back(std::move(p->plan));
+    g.breakdowns.push_back(p->breakdown);
   }
+  g.names = names.empty() ? models : names;
   g.outputs = outputs;
   return Status::ok();
 }
 
-std::string report_document(const SharedArenaOutcome& g) {
-  const planner::SharedArenaFigures& f = g.figures;
-  nlohmann::json j;
-  j["format"] = "xopt.shared_arena_report";
-  j["version"] = 1;
-  j["group"] = nlohmann::json::parse(planner::shared_arena_to_json(g.shared));
-  for (size_t i = 0; i < g.names.size(); ++i) {
-    const planner::MemoryPlan& p = g.plans[i];
-    j["members"].push_back({{"name", g.names[i]},
-                            {"output", g.outputs[i]},
-                            {"parameters", p.breakdown.parameters},
-                            {"arena", p.arena_bytes},
-                            {"workspace", p.workspace_bytes},
-                            {"context", p.breakdown.cuda_context},
-                            {"context_estimated", p.breakdown.cuda_context_estimated},
-                            {"total_alone", f.member_totals[i]}});
-  }
-  j["shared_total"] = f.shared_total;
-  j["separate_total"] = f.separate_total;
-  j["parameters"] = f.parameters;
-  j["context"] = f.context;
-  return j.dump(2);
-}
-
 // DIR/shared_arena.json and the bars: each member alone, the members summed, the group.
-Status write_report(const std::string& report_dir,
-                    const std::vector<const planner::MemoryPlan*>& ptrs, SharedArenaOutcome& g) {
+Status write_report(const std::string& report_dir, SharedArenaOutcome& g) {
   const std::string path = (fs::path(report_dir) / "shared_arena.json").string();
   if (!write_file_atomically(path, g.report_json + "\n").is_ok())
     return io_error(path + ": cannot write");
   g.written.push_back(path);
   std::vector<viz::BreakdownBar> bars;
-  for (size_t i = 0; i < g.names.size(); ++i) bars.push_back({g.names[i], g.plans[i].breakdown});
-  for (viz::BreakdownBar& b : viz::shared_arena_bars(g.shared, ptrs)) bars.push_back(std::move(b));
+  for (size_t i = 0; i < g.shared.members.size(); ++i)
+    bars.push_back({g.shared.members[i], g.figures.members[i]});
+  for (viz::BreakdownBar& b : viz::shared_arena_bars(g.figures)) bars.push_back(std::move(b));
   const std::string html = (fs::path(report_dir) / "shared_arena.html").string();
   XOPT_ASSIGN_OR_RETURN(const std::string page, viz::breakdown_file(bars, html));
   if (!write_file_atomically(html, page).is_ok()) return io_error(html + ": cannot write");
@@ -115,8 +104,13 @@ Status write_report(const std::string& report_dir,
 }  // namespace
 
 Result<std::vector<std::string>> shared_arena_outputs(const Request& each,
-                                                      const std::vector<std::string>& models) {
+                                                      const std::vector<std::string>& models,
+                                                      const std::vector<std::string>& names) {
   if (models.size() < 2) return invalid_argument("--shared-arena needs at least two models");
+  if (!names.empty() && names.size() != models.size())
+    return invalid_argument("--name: " + std::to_string(names.size()) + " names for " +
+                            std::to_string(models.size()) +
+                            " models (give one per model, in order, or none)");
   if (!each.output.empty())
     return invalid_argument(
         "-o/--output names one output; with --shared-arena each model's output goes beside it "
@@ -138,23 +132,27 @@ Result<std::vector<std::string>> shared_arena_outputs(const Request& each,
 }
 
 Result<SharedArenaOutcome> share_arena_files(const std::vector<std::string>& models,
+                                             const std::vector<std::string>& names,
                                              const std::vector<std::string>& outputs,
                                              const std::string& report_dir) {
   SharedArenaOutcome g;
-  XOPT_RETURN_IF_ERROR(read_members(models, outputs, g));
+  XOPT_RETURN_IF_ERROR(read_members(models, names, outputs, g));
   std::vector<const planner::MemoryPlan*> ptrs;
   ptrs.reserve(g.plans.size());
   for (const planner::MemoryPlan& p : g.plans) ptrs.push_back(&p);
   XOPT_ASSIGN_OR_RETURN(g.shared, planner::share_arena(g.names, ptrs));
-  for (const std::string& out : outputs)
-    XOPT_RETURN_IF_ERROR(in_file(set_file_metadata(out, planner::kSharedArenaMetadataKey,
-                                                   planner::shared_arena_to_json(g.shared)),
-                                 out));
-  g.figures = planner::shared_arena_figures(g.shared, ptrs);
-  g.report_json = report_document(g);
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const std::string record =
+        planner::shared_arena_to_json(planner::shared_arena_member(g.shared, i));
+    XOPT_RETURN_IF_ERROR(
+        in_file(set_file_metadata(outputs[i], planner::kSharedArenaMetadataKey, record), outputs[i]));
+  }
+  g.figures = planner::shared_arena_figures_of(g.shared, g.breakdowns);
+  g.text = planner::shared_arena_text(g.shared, g.figures);
+  g.report_json = planner::shared_arena_report_json(g.shared, g.figures, g.outputs);
   if (!report_dir.empty()) {
     XOPT_RETURN_IF_ERROR(create_folder(report_dir));
-    XOPT_RETURN_IF_ERROR(write_report(report_dir, ptrs, g));
+    XOPT_RETURN_IF_ERROR(write_report(report_dir, g));
   }
   return g;
 }

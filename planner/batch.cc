@@ -5,7 +5,8 @@
 namespace xopt::planner {
 
 size_t footprint(const MemoryPlan& plan, size_t parameter_bytes, size_t cuda_context_bytes) {
-  return parameter_bytes + plan.arena_bytes + plan.workspace_bytes + cuda_context_bytes;
+  return parameter_bytes + plan.arena_bytes + plan.workspace_bytes + plan.breakdown.io +
+         cuda_context_bytes;
 }
 
 Result<BatchFit> max_batch(const BatchBudget& budget, const PlanAtBatch& plan_at) {

@@ -25,7 +25,7 @@ struct BatchBudget {
 
 struct BatchProbe {
   int64_t batch = 0;
-  size_t total_bytes = 0;  // params + arena + workspace + context
+  size_t total_bytes = 0;  // footprint(): params + arena + workspace + I/O + context
   bool fits = false;
 };
 
@@ -36,7 +36,8 @@ struct BatchFit {
   std::vector<BatchProbe> probes;  // every batch planned, in the order tried
 };
 
-// Params + arena + workspace + context of a plan.
+// Params + arena + workspace + I/O region + context of a plan: the total of its breakdown
+// (planner/memory_breakdown.h) with every parameter resident.
 size_t footprint(const MemoryPlan& plan, size_t parameter_bytes, size_t cuda_context_bytes);
 
 // Doubles the batch until it no longer fits, then bisects. The arena is not exactly linear in the

@@ -51,7 +51,8 @@ std::string plan_to_json(const MemoryPlan& plan) {
                     {"parameters", plan.breakdown.parameters},
                     {"activations", plan.breakdown.activations},
                     {"workspace", plan.breakdown.workspace},
-                    {"workspace_estimated", plan.breakdown.workspace_estimated}};
+                    {"workspace_estimated", plan.breakdown.workspace_estimated},
+                    {"io", plan.breakdown.io}};
   if (!plan.breakdown.device.empty()) j["breakdown"]["device"] = plan.breakdown.device;
   if (!plan.input_ranges.empty()) {
     auto& ranges = j["input_ranges"] = nlohmann::json::array();
@@ -131,6 +132,7 @@ Result<MemoryPlan> plan_from_json(const std::string& text) {
       p.breakdown.activations = b.value("activations", size_t{0});
       p.breakdown.workspace = b.value("workspace", size_t{0});
       p.breakdown.workspace_estimated = b.value("workspace_estimated", true);
+      p.breakdown.io = b.value("io", size_t{0});
       p.breakdown.device = b.value("device", std::string());
     }
     if (j.contains("input_ranges")) {

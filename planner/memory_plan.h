@@ -40,18 +40,24 @@ struct StrategyResult {
   bool optimal = false;  // proven optimal for this order (exact search completed or = lower bound)
 };
 
-// The four memory buckets used everywhere (report, timeline, executor measurement).
+// The plan's memory buckets, every parameter counted on the device (the offload schedule, stored
+// apart, moves some to the host: planner/memory_breakdown.h joins the two for every printer).
 struct Breakdown {
   size_t cuda_context = 0;
   bool cuda_context_estimated = true;
   size_t parameters = 0;
   size_t activations = 0;  // the arena
   size_t workspace = 0;
+  // Graph inputs and outputs outside the arena, and outputs nobody reads: the executor's I/O
+  // region (planner::io_region_bytes). Optional field "io" of version 3; read_plan computes it
+  // from the model's graph for a plan stored without it.
+  size_t io = 0;
   // Set when a GPU measured the context and sized the workspace from its chosen algorithms: the
   // device, driver, CUDA and cuDNN versions. Empty: both are the planner's estimates.
   std::string device;
   bool workspace_estimated = true;
-  size_t total() const { return cuda_context + parameters + activations + workspace; }
+  // Every parameter on the device; planner/memory_breakdown.h has the breakdown with offload.
+  size_t total() const { return cuda_context + parameters + activations + workspace + io; }
 };
 
 // The planned value that holds node `node_key`'s workspace when it lives in the arena.

@@ -18,23 +18,6 @@ std::string mib(size_t bytes) {
   return buf;
 }
 
-// Graph inputs and outputs the plan keeps outside the arena, and outputs nobody reads: the CUDA
-// executor's I/O region (executor/cuda/session.cc), counted the same way.
-size_t io_region_bytes(const ir::Graph& g, const MemoryPlan& plan) {
-  size_t total = 0;
-  auto add = [&](const ir::Value* v) {
-    if (v == nullptr || plan.find(v->name()) != nullptr || !v->is_tensor() ||
-        !v->shape().is_static())
-      return;
-    const int64_t n = ir::numel(v->shape().static_dims());
-    total += align_up(static_cast<size_t>(n) * ir::dtype_size(v->dtype()), plan.alignment);
-  };
-  for (const ir::Value* v : g.runtime_inputs()) add(v);
-  for (const ir::Node* n : g.nodes())
-    for (const ir::Value* v : n->outputs()) add(v);
-  return total;
-}
-
 // Places every weight's [prefetch_step, last_use] interval in staging; the smaller of two
 // strategies' regions wins.
 void place_staging(OffloadPlan& p) {

@@ -76,6 +76,23 @@ size_t parameter_bytes(const ir::Graph& graph, size_t alignment) {
   return total;
 }
 
+size_t io_region_bytes(const ir::Graph& graph, const MemoryPlan& plan) {
+  std::unordered_set<std::string> planned;
+  planned.reserve(plan.values.size());
+  for (const PlannedValue& v : plan.values) planned.insert(v.name);
+  size_t total = 0;
+  auto add = [&](const ir::Value* v) {
+    if (v == nullptr || planned.count(v->name()) != 0 || !v->is_tensor() || !v->shape().is_static())
+      return;
+    const int64_t n = ir::numel(v->shape().static_dims());
+    total += align_up(static_cast<size_t>(n) * ir::dtype_size(v->dtype()), plan.alignment);
+  };
+  for (const ir::Value* v : graph.runtime_inputs()) add(v);
+  for (const ir::Node* n : graph.nodes())
+    for (const ir::Value* v : n->outputs()) add(v);
+  return total;
+}
+
 std::vector<size_t> activation_slack(const MemoryPlan& plan) {
   std::vector<size_t> live(plan.node_order.size(), 0);
   for (const PlannedValue& v : plan.values) {
@@ -258,6 +275,7 @@ Result<MemoryPlan> plan(const ir::Graph& graph, const std::vector<const ir::Node
   p.breakdown.parameters = parameter_bytes(graph, options.alignment);
   p.breakdown.activations = p.arena_bytes;
   p.breakdown.workspace = p.workspace_bytes;
+  p.breakdown.io = io_region_bytes(graph, p);
   if (Status st = check_plan(p); !st.is_ok())
     return internal_error("planner produced an invalid plan: " + st.message());
   return p;

@@ -71,4 +71,9 @@ Result<std::vector<const ir::Node*>> resolve_node_order(const ir::Graph& graph,
 // Parameter bytes: every initializer, each rounded up to the alignment.
 size_t parameter_bytes(const ir::Graph& graph, size_t alignment = 256);
 
+// The executor's I/O region for `plan`: graph inputs and outputs the plan keeps outside the arena,
+// and outputs nobody reads, each rounded up to the plan's alignment (executor/cuda/session.cc
+// allocates the same bytes). Values whose size is not static count 0.
+size_t io_region_bytes(const ir::Graph& graph, const MemoryPlan& plan);
+
 }  // namespace xopt::planner

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "planner/memory_breakdown.h"
+#include "planner/offload.h"
 #include "planner/planner.h"
 #include "planner/shape_range.h"
 
@@ -30,31 +32,8 @@ std::string human_bytes(size_t bytes) {
   return format("%zu B", bytes);
 }
 
-std::string report_text(const MemoryPlan& plan) {
-  const Breakdown& b = plan.breakdown;
-  const size_t total = b.total();
-  std::string out = "memory breakdown\n";
-  auto row = [&](const std::string& name, size_t bytes) {
-    out += format("  %-28s %16zu  %12s  %6.1f%%\n", name.c_str(), bytes, human_bytes(bytes).c_str(),
-                  100.0 * ratio(bytes, total));
-  };
-  row(b.cuda_context_estimated ? "CUDA context (estimate)" : "CUDA context (measured)",
-      b.cuda_context);
-  row("parameters", b.parameters);
-  row(plan.workspace_in_arena ? "activations + workspace" : "activations (arena)", b.activations);
-  if (plan.workspace_in_arena) {
-    size_t largest = 0;
-    for (size_t w : plan.node_workspace) largest = std::max(largest, w);
-    out += format("  %-28s %16s  %12s  (largest node's: %s, %s)\n", "workspace", "in the arena", "",
-                  human_bytes(largest).c_str(),
-                  b.workspace_estimated ? "estimated" : "the GPU's algorithms");
-  } else {
-    row(b.workspace_estimated ? "workspace (estimate)" : "workspace (GPU algorithms)", b.workspace);
-  }
-  row("total", total);
-  if (!b.device.empty())
-    out += format("  measured on %s (the context estimate was %s)\n", b.device.c_str(),
-                  human_bytes(kCudaContextEstimate).c_str());
+std::string report_text(const MemoryPlan& plan, const OffloadPlan* offload) {
+  std::string out = breakdown_text(memory_breakdown(plan, offload));
   out += "activation planning\n";
   out += format("  %-28s %s%s\n", "strategy", plan.strategy.c_str(),
                 plan.proven_optimal ? " (optimal for this order)" : "");
@@ -96,21 +75,13 @@ std::string report_text(const MemoryPlan& plan) {
   return out;
 }
 
-std::string report_json(const MemoryPlan& plan) {
-  const Breakdown& b = plan.breakdown;
+std::string report_json(const MemoryPlan& plan, const OffloadPlan* offload) {
   nlohmann::json j;
   j["format"] = "xopt.memory_report";
-  j["version"] = 1;
-  j["breakdown"] = {
-      {"cuda_context", {{"bytes", b.cuda_context}, {"estimated", b.cuda_context_estimated}}},
-      {"parameters", {{"bytes", b.parameters}}},
-      {"activations", {{"bytes", b.activations}}},
-      {"workspace", {{"bytes", b.workspace}, {"estimated", b.workspace_estimated}}},
-      {"total", {{"bytes", b.total()}}}};
-  if (!b.device.empty()) {
-    j["breakdown"]["device"] = b.device;
-    j["breakdown"]["cuda_context"]["estimate_before_measuring"] = kCudaContextEstimate;
-  }
+  // Version 2: the breakdown's device and host buckets (planner/memory_breakdown.h), the offload
+  // schedule beside it.
+  j["version"] = 2;
+  j["breakdown"] = nlohmann::json::parse(breakdown_json(memory_breakdown(plan, offload)));
   j["planning"] = {{"strategy", plan.strategy},
                    {"arena_bytes", plan.arena_bytes},
                    {"lower_bound", plan.lower_bound},
@@ -140,6 +111,7 @@ std::string report_json(const MemoryPlan& plan) {
   auto& s = j["strategies"] = nlohmann::json::array();
   for (const StrategyResult& r : plan.strategies)
     s.push_back({{"name", r.name}, {"arena_bytes", r.arena_bytes}, {"optimal", r.optimal}});
+  if (offload != nullptr) j["offload"] = nlohmann::json::parse(offload_to_json(*offload));
   return j.dump(2);
 }
 

@@ -19,63 +19,47 @@ struct Bucket {
   const char* name;
   const char* colour;
 };
-const Bucket kBuckets[] = {{"CUDA context", "#bdbdbd"},
-                           {"parameters", "#6baed6"},
-                           {"activations (arena)", "#fd8d3c"},
-                           {"workspace", "#74c476"}};
-const char* const kStaging = "#9e9ac8";
+// The device segments, left to right; the host segment comes after a gap.
+const Bucket kBuckets[] = {{"CUDA context", "#bdbdbd"},        {"parameters", "#6baed6"},
+                           {"activations (arena)", "#fd8d3c"}, {"workspace", "#74c476"},
+                           {"inputs/outputs", "#fdd0a2"},      {"offload staging", "#9e9ac8"}};
+constexpr int kDeviceBuckets = 6;
+constexpr int kStagingBucket = 5;
 
 }  // namespace
 
 Result<BreakdownBar> breakdown_bar(const ir::Model& m, const std::string& label) {
   XOPT_ASSIGN_OR_RETURN(planner::MemoryPlan plan, planner::read_plan(m));
-  BreakdownBar bar{label, plan.breakdown};
-  if (plan.batch > 0) bar.label += " (batch " + std::to_string(plan.batch) + ")";
   XOPT_ASSIGN_OR_RETURN(auto offload, planner::read_offload(m));
-  if (offload && !offload->weights.empty()) {
-    bar.breakdown.parameters = offload->resident_parameters;
-    bar.staging = offload->staging_bytes;
-    bar.offloaded = offload->offloaded_bytes;
-    bar.label += " (offload)";
-  }
+  BreakdownBar bar{label, planner::memory_breakdown(plan, offload ? &*offload : nullptr)};
+  if (plan.batch > 0) bar.label += " (batch " + std::to_string(plan.batch) + ")";
+  if (bar.breakdown.offloaded > 0) bar.label += " (offload)";
   return bar;
 }
 
 Result<std::vector<BreakdownBar>> shared_arena_bars(const std::vector<const ir::Model*>& models) {
   std::optional<planner::SharedArena> group;
-  std::vector<planner::MemoryPlan> plans;
+  std::vector<planner::MemoryBreakdown> members;
   for (const ir::Model* m : models) {
     XOPT_ASSIGN_OR_RETURN(auto rec, planner::read_shared_arena(*m));
     if (!rec || (group && rec->id != group->id)) return std::vector<BreakdownBar>{};
     group = *rec;
-    XOPT_ASSIGN_OR_RETURN(planner::MemoryPlan p, planner::read_plan(*m));
-    plans.push_back(std::move(p));
+    XOPT_ASSIGN_OR_RETURN(planner::MemoryBreakdown b, planner::memory_breakdown(*m));
+    members.push_back(b);
   }
-  if (!group || plans.size() < 2) return std::vector<BreakdownBar>{};
-  std::vector<const planner::MemoryPlan*> ptrs;
-  ptrs.reserve(plans.size());
-  for (const planner::MemoryPlan& p : plans) ptrs.push_back(&p);
-  return shared_arena_bars(*group, ptrs);
+  if (!group || members.size() < 2) return std::vector<BreakdownBar>{};
+  return shared_arena_bars(planner::shared_arena_figures_of(*group, members));
+}
+
+std::vector<BreakdownBar> shared_arena_bars(const planner::SharedArenaFigures& f) {
+  const std::string n = std::to_string(f.members.size());
+  return {{"separate (sum of " + n + ")", f.separate},
+          {"shared (" + n + " models, one arena)", f.shared}};
 }
 
 std::vector<BreakdownBar> shared_arena_bars(const planner::SharedArena& group,
                                             const std::vector<const planner::MemoryPlan*>& plans) {
-  const planner::SharedArenaFigures f = planner::shared_arena_figures(group, plans);
-  BreakdownBar separate{"separate (sum of " + std::to_string(plans.size()) + ")", {}};
-  for (const planner::MemoryPlan* p : plans) {
-    separate.breakdown.cuda_context += p->breakdown.cuda_context;
-    separate.breakdown.parameters += p->breakdown.parameters;
-    separate.breakdown.activations += p->breakdown.activations;
-    separate.breakdown.workspace += p->breakdown.workspace;
-    separate.breakdown.cuda_context_estimated &= p->breakdown.cuda_context_estimated;
-  }
-  BreakdownBar shared{"shared (" + std::to_string(plans.size()) + " models, one arena)", {}};
-  shared.breakdown.cuda_context = f.context;
-  shared.breakdown.cuda_context_estimated = separate.breakdown.cuda_context_estimated;
-  shared.breakdown.parameters = f.parameters;
-  shared.breakdown.activations = group.arena_bytes;
-  shared.breakdown.workspace = group.workspace_bytes;
-  return {separate, shared};
+  return shared_arena_bars(planner::shared_arena_figures(group, plans));
 }
 
 Result<std::vector<BreakdownBar>> breakdown_sweep(const ir::Model& m, const std::string& label,
@@ -92,8 +76,9 @@ Result<std::vector<BreakdownBar>> breakdown_sweep(const ir::Model& m, const std:
     auto plan = planner::plan_at_batch(m, batch, po, /*override_static=*/true);
     if (!plan.is_ok())
       return plan.status().with_context(label + " at batch " + std::to_string(batch) + ": ");
-    BreakdownBar bar{label + " (batch " + std::to_string(batch) + ")", plan->breakdown};
-    bar.breakdown.device = stored.breakdown.device;
+    plan->breakdown.device = stored.breakdown.device;
+    BreakdownBar bar{label + " (batch " + std::to_string(batch) + ")",
+                     planner::memory_breakdown(*plan)};
     bars.push_back(std::move(bar));
   }
   return bars;
@@ -105,8 +90,8 @@ std::string breakdown_svg(const std::vector<BreakdownBar>& bars, const std::stri
   bool any_offload = false;
   for (const auto& b : bars) {
     // The host part of an offloaded bar is drawn after a gap of 12 px.
-    most = std::max(most, b.breakdown.total() + b.staging + b.offloaded);
-    any_offload = any_offload || b.staging + b.offloaded > 0;
+    most = std::max(most, b.breakdown.total() + b.breakdown.host_total());
+    any_offload = any_offload || b.breakdown.has_offload || b.breakdown.staging > 0;
   }
   // The legend's entries, laid out in rows that fit the width; the bars start below them.
   // The context's entries: one for the kind (measured, estimated) some bar shows.
@@ -118,9 +103,10 @@ std::string breakdown_svg(const std::vector<BreakdownBar>& bars, const std::stri
   };
   if (shows(false)) entries.emplace_back(kBuckets[0].colour, "CUDA context (measured)");
   if (shows(true)) entries.emplace_back("url(#bd-hatch)", "CUDA context (estimate)");
-  for (int k = 1; k < 4; ++k) entries.emplace_back(kBuckets[k].colour, kBuckets[k].name);
+  for (int k = 1; k < kStagingBucket; ++k)
+    entries.emplace_back(kBuckets[k].colour, kBuckets[k].name);
   if (any_offload) {
-    entries.emplace_back(kStaging, "offload staging");
+    entries.emplace_back(kBuckets[kStagingBucket].colour, kBuckets[kStagingBucket].name);
     entries.emplace_back("url(#bd-host)", "offloaded weights (host)");
   }
   auto entry_width = [](const std::string& name) {
@@ -160,22 +146,28 @@ std::string breakdown_svg(const std::vector<BreakdownBar>& bars, const std::stri
            xml_escape(entries[i].second) + "</text>";
   svg += "\n";
   for (size_t i = 0; i < bars.size(); ++i) {
-    const planner::Breakdown& b = bars[i].breakdown;
+    const planner::MemoryBreakdown& b = bars[i].breakdown;
     const double y = top + static_cast<double>(i) * (bar_h + gap);
     svg += format("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", left - 8, y + bar_h / 2 + 4) +
            xml_escape(bars[i].label) + "</text>";
-    const size_t sizes[] = {b.cuda_context, b.parameters, b.activations, b.workspace};
+    const size_t sizes[kDeviceBuckets] = {b.cuda_context, b.parameters, b.activations,
+                                          b.workspace,    b.io,         b.staging};
+    const bool offloads = b.has_offload || b.staging > 0;
     double x = left;
-    for (int k = 0; k < 4; ++k) {
+    for (int k = 0; k < kDeviceBuckets; ++k) {
+      if (k == kStagingBucket && !offloads) continue;
       const double w = static_cast<double>(sizes[k]) * scale;
       const bool estimate = k == 0 && b.cuda_context_estimated;
       std::string name = kBuckets[k].name;
       if (k == 0) name += estimate ? " (estimate)" : " (measured)";
+      if (k == 1 && b.offloaded > 0) name += " (resident)";
+      const std::string id = k == kStagingBucket ? std::string("staging") : std::to_string(k);
       svg += format(
-                 "<rect class=\"bucket\" data-bucket=\"%d\" data-bytes=\"%zu\" x=\"%.2f\" "
+                 "<rect class=\"bucket\" data-bucket=\"%s\" data-bytes=\"%zu\" x=\"%.2f\" "
                  "y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" fill=\"%s\" stroke=\"#444\" "
                  "stroke-width=\"0.5\"%s><title>",
-                 k, sizes[k], x, y, w, bar_h, estimate ? "url(#bd-hatch)" : kBuckets[k].colour,
+                 id.c_str(), sizes[k], x, y, w, bar_h,
+                 estimate ? "url(#bd-hatch)" : kBuckets[k].colour,
                  estimate ? " stroke-dasharray=\"4 2\"" : "") +
              xml_escape(name + ": " + compact_bytes(sizes[k]) + " (" + std::to_string(sizes[k]) +
                         " B)") +
@@ -186,38 +178,37 @@ std::string breakdown_svg(const std::vector<BreakdownBar>& bars, const std::stri
                xml_escape(compact_bytes(sizes[k])) + "</text>";
       x += w;
     }
-    std::string offload_note;
-    if (bars[i].staging + bars[i].offloaded > 0) {
-      const double ws = static_cast<double>(bars[i].staging) * scale;
+    std::string host_note;
+    if (offloads) {
+      x += 12;
+      const double wh = static_cast<double>(b.offloaded) * scale;
       svg += format(
-                 "<rect class=\"bucket\" data-bucket=\"staging\" data-bytes=\"%zu\" "
-                 "x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" fill=\"%s\" "
+                 "<rect class=\"bucket\" data-bucket=\"host\" data-bytes=\"%zu\" x=\"%.2f\" "
+                 "y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" fill=\"url(#bd-host)\" "
                  "stroke=\"#444\" stroke-width=\"0.5\"><title>",
-                 bars[i].staging, x, y, ws, bar_h, kStaging) +
-             xml_escape("offload staging: " + compact_bytes(bars[i].staging)) + "</title></rect>";
-      x += ws + 12;
-      const double wh = static_cast<double>(bars[i].offloaded) * scale;
-      svg +=
-          format(
-              "<rect class=\"bucket\" data-bucket=\"host\" data-bytes=\"%zu\" x=\"%.2f\" "
-              "y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" fill=\"url(#bd-host)\" "
-              "stroke=\"#444\" stroke-width=\"0.5\"><title>",
-              bars[i].offloaded, x, y, wh, bar_h) +
-          xml_escape("offloaded weights, pinned host memory: " + compact_bytes(bars[i].offloaded)) +
-          "</title></rect>";
+                 b.offloaded, x, y, wh, bar_h) +
+             xml_escape("offloaded weights, pinned host memory: " + compact_bytes(b.offloaded) +
+                        " (" + std::to_string(b.offloaded_weights) + " weights)") +
+             "</title></rect>";
       if (wh > 60)
         svg += format("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"10\">",
                       x + wh / 2, y + bar_h / 2 + 4) +
-               "host " + xml_escape(compact_bytes(bars[i].offloaded)) + "</text>";
-      offload_note = ", staging " + compact_bytes(bars[i].staging) + "; on the host " +
-                     compact_bytes(bars[i].offloaded);
+               "host " + xml_escape(compact_bytes(b.offloaded)) + "</text>";
+      host_note =
+          ", staging " + compact_bytes(b.staging) + "; host (pinned) " + compact_bytes(b.offloaded);
     }
+    std::string budget;
+    if (b.budget > 0)
+      budget = std::string(b.device_total() <= b.budget ? " within" : " OVER") + " the budget of " +
+               compact_bytes(b.budget);
     svg += format("<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\">", left, y + bar_h + 12) +
-           xml_escape(
-               "total " + compact_bytes(b.total()) + ": context " + compact_bytes(b.cuda_context) +
-               (b.cuda_context_estimated ? " (estimate)" : " (measured)") + ", parameters " +
-               compact_bytes(b.parameters) + ", activations " + compact_bytes(b.activations) +
-               ", workspace " + compact_bytes(b.workspace) + offload_note) +
+           xml_escape("total " + compact_bytes(b.total()) + " = device " +
+                      compact_bytes(b.device_total()) + budget + " + context " +
+                      compact_bytes(b.cuda_context) +
+                      (b.cuda_context_estimated ? " (estimate)" : " (measured)") + ": parameters " +
+                      compact_bytes(b.parameters) + ", activations " +
+                      compact_bytes(b.activations) + ", workspace " + compact_bytes(b.workspace) +
+                      ", I/O " + compact_bytes(b.io) + host_note) +
            "</text>\n";
   }
   svg += "</svg>\n";

@@ -1,5 +1,7 @@
-// The memory breakdown as stacked bars: one bar per model (or batch), four buckets each (CUDA
-// context, hatched when it is an estimate; parameters; activations; workspace).
+// The memory breakdown (planner/memory_breakdown.h) as stacked bars: one bar per model (or batch),
+// its device buckets (CUDA context, hatched when it is an estimate; resident parameters;
+// activations; workspace; I/O; offload staging) and, after a gap, the host bucket (offloaded
+// weights in pinned host memory).
 #pragma once
 
 #include <string>
@@ -7,6 +9,7 @@
 
 #include "common/status.h"
 #include "ir/graph.h"
+#include "planner/memory_breakdown.h"
 #include "planner/memory_plan.h"
 #include "planner/shared_arena.h"
 
@@ -14,12 +17,7 @@ namespace xopt::viz {
 
 struct BreakdownBar {
   std::string label;  // "resnet18.opt.onnx", "batch 8"
-  planner::Breakdown breakdown;
-  // Parameter offload (planner/offload.h): the device staging region (a fifth device segment;
-  // breakdown.parameters then counts the resident weights only) and the weights kept in pinned
-  // host memory, drawn apart from the device bar.
-  size_t staging = 0;
-  size_t offloaded = 0;
+  planner::MemoryBreakdown breakdown;
 };
 
 // The bar of a model carrying a plan (and its offload schedule, when it has one).
@@ -29,7 +27,9 @@ Result<BreakdownBar> breakdown_bar(const ir::Model& m, const std::string& label)
 // the group ("shared": one context, every parameter, the largest arena and workspace). Empty when
 // the models do not form one group.
 Result<std::vector<BreakdownBar>> shared_arena_bars(const std::vector<const ir::Model*>& models);
-// The same two bars from the group's record and its members' plans.
+// The same two bars from the group's figures (planner::shared_arena_figures).
+std::vector<BreakdownBar> shared_arena_bars(const planner::SharedArenaFigures& figures);
+// ... from the group's record and its members' plans (nothing offloaded).
 std::vector<BreakdownBar> shared_arena_bars(const planner::SharedArena& group,
                                             const std::vector<const planner::MemoryPlan*>& plans);
 // One bar per batch: the model planned again at each (planner::plan_at_batch with the stored

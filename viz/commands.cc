@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "ir/onnx_io.h"
+#include "planner/shared_arena.h"
 #include "viz/breakdown.h"
 #include "viz/diff.h"
 #include "viz/graph_drawing.h"
@@ -31,6 +32,14 @@ bool has_extension(const std::string& path, std::initializer_list<const char*> e
   return false;
 }
 
+// A shared-arena member by the name the group gave it, any other model by its file name.
+Result<std::string> bar_label(const std::string& path, const ir::Model& m) {
+  auto group = planner::read_shared_arena(m);
+  if (!group.is_ok()) return group.status().with_context(path + ": ");
+  if (*group && !(*group)->member.empty()) return (*group)->member;
+  return std::filesystem::path(path).filename().string();
+}
+
 // One bar per model (a sweep: one per model and batch), and with several models and no sweep the
 // shared-arena group's bars.
 Result<std::vector<BreakdownBar>> bars_of(const std::vector<std::string>& models,
@@ -43,7 +52,7 @@ Result<std::vector<BreakdownBar>> bars_of(const std::vector<std::string>& models
     XOPT_ASSIGN_OR_RETURN(ir::Model read, load(path, step));
     loaded.push_back(std::move(read));
     const ir::Model& m = loaded.back();
-    const std::string label = std::filesystem::path(path).filename().string();
+    XOPT_ASSIGN_OR_RETURN(const std::string label, bar_label(path, m));
     if (!batches.empty()) {
       notify(step, "planning " + label + " at " + std::to_string(batches.size()) + " batches");
       XOPT_ASSIGN_OR_RETURN(std::vector<BreakdownBar> sweep, breakdown_sweep(m, label, batches));

@@ -5,6 +5,8 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "planner/memory_breakdown.h"
+#include "planner/offload.h"
 #include "viz/breakdown.h"
 #include "viz/diff.h"
 #include "viz/format.h"
@@ -21,13 +23,23 @@ std::string row(const std::string& k, const std::string& v) {
   return "<tr><td>" + xml_escape(k) + "</td><td>" + xml_escape(v) + "</td></tr>";
 }
 
+// The plan's breakdown, with the model's offload schedule when it carries one.
+planner::MemoryBreakdown report_breakdown(const ReportInputs& in) {
+  if (in.model != nullptr) {
+    auto offload = planner::read_offload(*in.model);
+    if (offload.is_ok() && offload->has_value())
+      return planner::memory_breakdown(*in.plan, &**offload);
+  }
+  return planner::memory_breakdown(*in.plan);
+}
+
 std::string summary_table(const ReportInputs& in) {
   std::string t = "<table class=\"summary\">";
   if (in.before && in.after)
     t += row("nodes", std::to_string(in.before->num_nodes()) + " -> " +
                           std::to_string(in.after->num_nodes()));
   if (const planner::MemoryPlan* p = in.plan) {
-    const planner::Breakdown& b = p->breakdown;
+    const planner::MemoryBreakdown b = report_breakdown(in);
     t += row("batch", p->batch > 0 ? std::to_string(p->batch) : "as given");
     t += row(p->workspace_in_arena ? "activations + workspace (arena)" : "activations (arena)",
              compact_bytes(p->arena_bytes) + " (" + std::to_string(p->arena_bytes) +
@@ -40,17 +52,27 @@ std::string summary_table(const ReportInputs& in) {
                    format(" (%.1fx the arena)",
                           static_cast<double>(p->input_naive_bytes) /
                               static_cast<double>(std::max<size_t>(p->arena_bytes, 1))));
-    t += row("parameters", compact_bytes(b.parameters));
-    if (p->workspace_in_arena) {
-      size_t largest = 0;
-      for (size_t w : p->node_workspace) largest = std::max(largest, w);
-      t += row("workspace", "in the arena (largest node's: " + compact_bytes(largest) + ")");
-    } else {
+    t += row(b.offloaded > 0 ? "parameters (resident on the device)" : "parameters",
+             compact_bytes(b.parameters));
+    if (b.has_offload) t += row("offload staging", compact_bytes(b.staging));
+    if (b.workspace_in_arena && b.workspace == 0)
+      t += row("workspace",
+               "in the arena (largest node's: " + compact_bytes(b.largest_node_workspace) + ")");
+    else
       t += row("workspace", compact_bytes(b.workspace));
-    }
+    t += row("inputs/outputs", compact_bytes(b.io));
+    std::string budget;
+    if (b.budget > 0)
+      budget = std::string(b.device_total() <= b.budget ? " (within" : " (OVER") +
+               " the --mem-budget of " + compact_bytes(b.budget) + ")";
+    t += row("device total", compact_bytes(b.device_total()) + budget);
     t += row(b.cuda_context_estimated ? "CUDA context (estimate)" : "CUDA context (measured)",
              compact_bytes(b.cuda_context));
-    t += row("total", compact_bytes(b.total()));
+    t += row("total", compact_bytes(b.total()) + " (device total + CUDA context)");
+    if (b.has_offload)
+      t += row("host: offloaded parameters (pinned)",
+               compact_bytes(b.offloaded) + " (" + std::to_string(b.offloaded_weights) +
+                   " weights, of " + compact_bytes(b.all_parameters()) + " parameters)");
   }
   return t + "</table>";
 }
@@ -148,11 +170,8 @@ Result<std::string> report_html(const ReportInputs& in) {
     t.title = in.title;
     body += "<h2>Memory timeline</h2><div id=\"timeline\">" + timeline_svg(*in.plan, in.after, t) +
             "</div>\n";
-    BreakdownBar bar{in.title, in.plan->breakdown};
-    if (in.model != nullptr) {  // with its offload schedule, when it has one
-      auto with_offload = breakdown_bar(*in.model, in.title);
-      if (with_offload.is_ok()) bar = *with_offload;
-    }
+    BreakdownBar bar{in.title, report_breakdown(in)};
+    if (bar.breakdown.offloaded > 0) bar.label += " (offload)";
     body += "<h2>Memory breakdown</h2>" + breakdown_svg({bar});
   }
   // JSON inside <script type="application/json">: only "</" could end the element early.

@@ -4,8 +4,8 @@
 //
 // Needs static shapes: a value of unknown size is an error naming it. With a memory budget
 // (PassOptions::max_batch_bytes) it first finds the largest batch whose parameters + arena +
-// workspace + CUDA context fit (planner/batch.h), rebinds the model's batch dim to it and plans
-// there; the plan at the next batch is kept to show why that one does not fit.
+// workspace + I/O region + CUDA context fit (planner/batch.h), rebinds the model's batch dim to it
+// and plans there; the plan at the next batch is kept to show why that one does not fit.
 #include <chrono>
 
 #include "ir/shape_inference.h"

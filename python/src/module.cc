@@ -32,6 +32,7 @@
 #include "ir/onnx_io.h"
 #include "planner/annotate.h"
 #include "planner/memory_plan.h"
+#include "planner/offload.h"
 #include "python/src/errors.h"
 #include "python/src/optimize.h"
 #include "python/src/viz.h"
@@ -168,7 +169,8 @@ ir::Model load_or_raise(const std::string& path) {
   return std::move(m).value();
 }
 
-// The plan stored in a model, as its JSON document, after the checks `xopt plan-info` makes.
+// The plan stored in a model, as its JSON document, after the checks `xopt plan-info` makes, with
+// the memory breakdown xopt prints (its offload schedule included) beside it.
 std::string plan_json(const std::string& path) {
   ir::Model model = load_or_raise(path);
   auto plan = planner::read_plan(model);
@@ -177,7 +179,9 @@ std::string plan_json(const std::string& path) {
   if (!st.is_ok())
     raise_error(tool::kExitBadModel,
                 tool::error_line("stored plan is invalid: " + st.message(), path));
-  return planner::plan_to_json(*plan);
+  auto offload = planner::read_offload(model);
+  if (!offload.is_ok()) raise_status(offload.status(), path);
+  return plan_document(*plan, *offload ? &**offload : nullptr);
 }
 
 // ---- tensors: numpy / DLPack <-> ir::Tensor ----

@@ -11,6 +11,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "passes/pass_registry.h"
 #include "pipeline/pipeline.h"
 #include "pipeline/request.h"
+#include "planner/memory_breakdown.h"
 #include "planner/memory_plan.h"
 #include "planner/report.h"
 #include "python/src/errors.h"
@@ -138,8 +140,10 @@ nb::dict outcome_dict(const pipeline::Outcome& out) {
   d["output"] = out.output;
   d["stats"] = passes::stats_to_json(out.stats).dump();
   const bool planned = out.plan.has_value();
-  d["plan"] = text_or_none(planned, [&] { return planner::plan_to_json(out.plan->plan); });
-  d["report"] = text_or_none(planned, [&] { return planner::report_json(out.plan->plan); });
+  const planner::OffloadPlan* offload = out.offload ? &*out.offload : nullptr;
+  d["plan"] = text_or_none(planned, [&] { return plan_document(out.plan->plan, offload); });
+  d["report"] =
+      text_or_none(planned, [&] { return planner::report_json(out.plan->plan, offload); });
   d["offload"] =
       text_or_none(out.offload.has_value(), [&] { return planner::offload_to_json(*out.offload); });
   if (planned && out.plan->batch_searched)
@@ -182,6 +186,13 @@ nb::list registry() {
 }
 
 }  // namespace
+
+std::string plan_document(const planner::MemoryPlan& plan, const planner::OffloadPlan* offload) {
+  auto doc = nlohmann::json::parse(planner::plan_to_json(plan));
+  doc["memory_breakdown"] =
+      nlohmann::json::parse(planner::breakdown_json(planner::memory_breakdown(plan, offload)));
+  return doc.dump();
+}
 
 void bind_pipeline(nb::module_& m) {
   m.def("optimize", &optimize, "options"_a, "progress"_a = nb::none(),

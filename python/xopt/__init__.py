@@ -318,19 +318,53 @@ class PlannedValue:
 
 @dataclass
 class Breakdown:
-    """The four memory buckets (bytes); the estimates are marked as such."""
+    """The memory breakdown ``xopt`` prints (bytes): the device buckets as the executor allocates
+    them (``parameters`` counts the weights resident on the device) and, beside them, the host
+    bucket (``offloaded``: weights kept in pinned host memory by ``--mem-budget``). Estimates are
+    marked as such."""
 
     cuda_context: int
     parameters: int
     activations: int
     workspace: int
+    io: int = 0
+    staging: int = 0
+    offloaded: int = 0
+    offloaded_weights: int = 0
+    budget: int = 0
     cuda_context_estimated: bool = True
     workspace_estimated: bool = True
     device: str = ""
 
     @property
+    def device_total(self) -> int:
+        """What the device holds besides the CUDA context (what ``--mem-budget`` counts)."""
+        return self.parameters + self.staging + self.activations + self.workspace + self.io
+
+    @property
     def total(self) -> int:
-        return self.cuda_context + self.parameters + self.activations + self.workspace
+        """The device total with the CUDA context."""
+        return self.device_total + self.cuda_context
+
+    @property
+    def host_total(self) -> int:
+        return self.offloaded
+
+
+def _breakdown_from_json(doc: Dict[str, Any]) -> Breakdown:
+    """The "memory_breakdown" document (planner/memory_breakdown.h) beside the plan."""
+    dev, host = doc["device"], doc["host"]
+    return Breakdown(cuda_context=dev["cuda_context"]["bytes"],
+                     parameters=dev["parameters"]["bytes"],
+                     activations=dev["activations"]["bytes"],
+                     workspace=dev["workspace"]["bytes"], io=dev["io"]["bytes"],
+                     staging=dev["staging"]["bytes"],
+                     offloaded=host["offloaded_parameters"]["bytes"],
+                     offloaded_weights=host["offloaded_parameters"]["weights"],
+                     budget=doc.get("budget", {}).get("bytes", 0),
+                     cuda_context_estimated=dev["cuda_context"]["estimated"],
+                     workspace_estimated=dev["workspace"]["estimated"],
+                     device=doc.get("measured_on", ""))
 
 
 @dataclass
@@ -372,8 +406,13 @@ class PlanInfo:
 def _plan_from_json(doc: Dict[str, Any]) -> PlanInfo:
     keys = PlannedValue.__dataclass_fields__
     values = [PlannedValue(**{k: v for k, v in e.items() if k in keys}) for e in doc["values"]]
-    bkeys = Breakdown.__dataclass_fields__
-    breakdown = Breakdown(**{k: v for k, v in doc["breakdown"].items() if k in bkeys})
+    doc = dict(doc)
+    memory = doc.pop("memory_breakdown", None)
+    if memory is not None:
+        breakdown = _breakdown_from_json(memory)
+    else:
+        bkeys = Breakdown.__dataclass_fields__
+        breakdown = Breakdown(**{k: v for k, v in doc["breakdown"].items() if k in bkeys})
     return PlanInfo(arena_bytes=doc["arena_bytes"], lower_bound=doc["lower_bound"],
                     naive_bytes=doc["naive_bytes"], workspace_bytes=doc["workspace_bytes"],
                     alignment=doc["alignment"], batch=doc["batch"], strategy=doc["strategy"],

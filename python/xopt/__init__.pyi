@@ -94,11 +94,20 @@ class Breakdown:
     parameters: int
     activations: int
     workspace: int
+    io: int = 0
+    staging: int = 0
+    offloaded: int = 0
+    offloaded_weights: int = 0
+    budget: int = 0
     cuda_context_estimated: bool = True
     workspace_estimated: bool = True
     device: str = ""
     @property
+    def device_total(self) -> int: ...
+    @property
     def total(self) -> int: ...
+    @property
+    def host_total(self) -> int: ...
 
 @dataclass
 class PlanInfo:

@@ -51,8 +51,13 @@ std::vector<std::string> TempDir::files() const {
 }
 
 CommandResult run_xopt(const std::vector<std::string>& args) {
+  return run_xopt_in("", args);
+}
+
+CommandResult run_xopt_in(const std::string& dir, const std::vector<std::string>& args) {
   TempDir io;
-  std::string cmd = shell_quote(XOPT_BIN);
+  std::string cmd = dir.empty() ? std::string() : "cd " + shell_quote(dir) + " && ";
+  cmd += shell_quote(XOPT_BIN);
   for (const auto& a : args) cmd += " " + shell_quote(a);
   cmd += " >" + shell_quote(io / "stdout") + " 2>" + shell_quote(io / "stderr");
   int status = std::system(cmd.c_str());

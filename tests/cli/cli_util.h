@@ -20,6 +20,8 @@ struct CommandResult {
 
 // Runs XOPT_BIN with `args` (each passed as one argument).
 CommandResult run_xopt(const std::vector<std::string>& args);
+// The same with `dir` as the working folder (relative paths in `args` are read from there).
+CommandResult run_xopt_in(const std::string& dir, const std::vector<std::string>& args);
 
 // A folder under the system temp dir, removed when the object goes away.
 class TempDir {

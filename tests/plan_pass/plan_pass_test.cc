@@ -127,9 +127,10 @@ TEST(PlanMemory, MaxBatchPlansAtTheLargestBatchThatFits) {
   auto model = ir::parse_model_text(kSymbolic);
   ASSERT_TRUE(model.is_ok());
   PassOptions o;
-  // No parameters, no workspace: the budget holds the CUDA context estimate plus the arena.
-  // Activations per sample: a is 256 bytes (y is a graph output, outside the arena).
-  o.max_batch_bytes = planner::kCudaContextEstimate + 100 * 256;
+  // No parameters, no workspace: the budget holds the CUDA context estimate, the arena and the
+  // I/O region (the executor allocates it too). Per sample: a is 256 bytes in the arena, x and y
+  // 256 bytes each outside it.
+  o.max_batch_bytes = planner::kCudaContextEstimate + 100 * (256 + 2 * 256);
   PassManager pm;
   ASSERT_TRUE(pm.add_pipeline("plan").is_ok());
   PassContext ctx(o);
@@ -141,6 +142,8 @@ TEST(PlanMemory, MaxBatchPlansAtTheLargestBatchThatFits) {
   EXPECT_EQ(out->fit.batch, 100);
   EXPECT_EQ(out->plan.batch, 100);
   EXPECT_EQ(out->plan.arena_bytes, 100u * 256);
+  EXPECT_EQ(out->plan.breakdown.io, 100u * 2 * 256);
+  EXPECT_EQ(out->fit.total_bytes, out->plan.breakdown.total());
   ASSERT_TRUE(out->has_next);
   EXPECT_EQ(out->next_plan.batch, 101);
   EXPECT_GT(out->next_total_bytes, o.max_batch_bytes);

@@ -36,9 +36,10 @@ TEST(Report, TextHasTheFourBucketsAndTheQualityFigures) {
   EXPECT_TRUE(p.breakdown.cuda_context_estimated);
   EXPECT_EQ(p.breakdown.activations, p.arena_bytes);
   const std::string text = report_text(p);
-  for (const char* s : {"CUDA context (estimate)", "parameters", "activations (arena)", "workspace",
-                        "total", "lower bound", "naive", "arena / lower bound", "greedy-by-size",
-                        "best-fit-decreasing", "500.00 MiB"})
+  for (const char* s :
+       {"CUDA context (estimate)", "parameters", "activations (arena)", "workspace",
+        "inputs/outputs", "device total", "total", "lower bound", "naive", "arena / lower bound",
+        "greedy-by-size", "best-fit-decreasing", "500.00 MiB"})
     EXPECT_NE(text.find(s), std::string::npos) << s << " missing from\n" << text;
   EXPECT_NE(text.find(std::to_string(p.breakdown.total())), std::string::npos);
 }
@@ -48,10 +49,18 @@ TEST(Report, JsonCarriesTheSameFigures) {
   MemoryPlan p = small_plan(b);
   auto j = nlohmann::json::parse(report_json(p));
   EXPECT_EQ(j["format"], "xopt.memory_report");
-  EXPECT_EQ(j["breakdown"]["activations"]["bytes"].get<size_t>(), p.arena_bytes);
-  EXPECT_EQ(j["breakdown"]["parameters"]["bytes"].get<size_t>(), 512u);
-  EXPECT_TRUE(j["breakdown"]["cuda_context"]["estimated"].get<bool>());
-  EXPECT_EQ(j["breakdown"]["total"]["bytes"].get<size_t>(), p.breakdown.total());
+  // Version 2: the device buckets under "device", the host's under "host".
+  EXPECT_EQ(j["version"], 2);
+  const auto& d = j["breakdown"]["device"];
+  EXPECT_EQ(d["activations"]["bytes"].get<size_t>(), p.arena_bytes);
+  EXPECT_EQ(d["parameters"]["bytes"].get<size_t>(), 512u);
+  EXPECT_TRUE(d["cuda_context"]["estimated"].get<bool>());
+  // x [1,3,8,8] in, y [6,6,4,1] out: 768 and 576 bytes, each aligned to 256, outside the arena.
+  EXPECT_EQ(d["io"]["bytes"].get<size_t>(), 768u + 768u);
+  EXPECT_EQ(d["total"]["bytes"].get<size_t>(), 512u + p.arena_bytes + p.workspace_bytes + 1536u);
+  EXPECT_EQ(d["total_with_context"]["bytes"].get<size_t>(), p.breakdown.total());
+  EXPECT_EQ(j["breakdown"]["host"]["total"]["bytes"].get<size_t>(), 0u);
+  EXPECT_FALSE(j.contains("offload"));
   EXPECT_EQ(j["planning"]["lower_bound"].get<size_t>(), p.lower_bound);
   EXPECT_DOUBLE_EQ(j["planning"]["arena_over_lower_bound"].get<double>(), p.ratio_to_lower_bound());
   EXPECT_EQ(j["strategies"].size(), p.strategies.size());

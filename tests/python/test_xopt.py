@@ -192,6 +192,39 @@ def test_plan_info_is_what_plan_info_prints(tmp_path):
     assert xopt.plan_info(onnx.load(out)).to_dict() == d
 
 
+def _matmul_chain(path, widths=(1024, 1024, 1024, 1024)):
+    """x[1, 256] -> MatMul(w0) -> MatMul(w1) ...: float weights of 1, 4, 4 and 4 MiB by default."""
+    rng = np.random.default_rng(0)
+    nodes, inits, k, prev = [], [], 256, "x"
+    for i, w in enumerate(widths):
+        inits.append(onnx.numpy_helper.from_array(
+            rng.standard_normal((k, w)).astype(np.float32), "w%d" % i))
+        nodes.append(helper.make_node("MatMul", [prev, "w%d" % i], ["y%d" % i]))
+        k, prev = w, "y%d" % i
+    g = helper.make_graph(nodes, "chain",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 256])],
+                          [helper.make_tensor_value_info(prev, TensorProto.FLOAT, [1, k])], inits)
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
+
+
+def test_plan_info_breakdown_is_what_xopt_prints_under_offload(tmp_path):
+    src, out = str(tmp_path / "chain.onnx"), str(tmp_path / "chain.opt.onnx")
+    _matmul_chain(src)
+    xopt.optimize(src, passes="fold,fuse,plan", output=out, mem_budget="75%")
+    b = xopt.plan_info(out).breakdown
+    r = cli("plan-info", out)
+    assert r.returncode == 0, r.stderr
+    rows = {l[2:30].strip(): int(l[30:47]) for l in r.stdout.splitlines()
+            if l.startswith("  ") and l[30:47].strip().isdigit()}
+    assert b.offloaded > 0 and b.staging > 0
+    assert rows["parameters (resident)"] == b.parameters
+    assert rows["offloaded parameters"] == b.offloaded
+    assert rows["device total"] == b.device_total <= b.budget
+    assert rows["total"] == b.total == b.device_total + b.cuda_context
+    assert b.parameters + b.offloaded == (256 * 1024 + 3 * 1024 * 1024) * 4
+    assert "memory_breakdown" not in xopt.plan_info(out).to_dict()
+
+
 # ---- Session: the CPU executor's outputs, numpy and DLPack ----
 
 

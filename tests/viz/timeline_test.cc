@@ -10,6 +10,8 @@
 #include "tests/util/test_util.h"
 #include "tests/viz/viz_test_util.h"
 #include "viz/breakdown.h"
+#include "viz/format.h"
+#include "viz/report.h"
 #include "viz/timeline.h"
 
 namespace xopt {
@@ -91,29 +93,32 @@ TEST(Timeline, BertMiniPlanReadBackWithAliases) {
   expect_rects_match_plan(*opt.plan, viz::timeline_svg(*opt.plan, opt.model.graph.get()));
 }
 
-TEST(Breakdown, OneBarOfFourBucketsPerModelEstimateHatched) {
-  planner::Breakdown b;
+TEST(Breakdown, OneBarOfFiveDeviceBucketsPerModelEstimateHatched) {
+  planner::MemoryBreakdown b;
   b.cuda_context = 300 << 20;
   b.parameters = 40 << 20;
   b.activations = 10 << 20;
   b.workspace = 1 << 20;
-  planner::Breakdown measured = b;
+  b.io = 2 << 20;
+  planner::MemoryBreakdown measured = b;
   measured.cuda_context_estimated = false;
   Xml x(viz::breakdown_svg({{"a", b}, {"b", measured}}));
   ASSERT_TRUE(x.ok());
   auto buckets = x.select("//svg:rect[@class='bucket']");
-  ASSERT_EQ(buckets.size(), 8u);
+  ASSERT_EQ(buckets.size(), 10u);  // context, parameters, arena, workspace, I/O; no offload
   EXPECT_EQ(Xml::attr(buckets[0], "fill"), "url(#bd-hatch)");
-  EXPECT_NE(Xml::attr(buckets[4], "fill"), "url(#bd-hatch)");
+  EXPECT_NE(Xml::attr(buckets[5], "fill"), "url(#bd-hatch)");
   EXPECT_EQ(Xml::attr(buckets[1], "data-bytes"), std::to_string(40 << 20));
+  EXPECT_EQ(Xml::attr(buckets[4], "data-bytes"), std::to_string(2 << 20));
+  EXPECT_TRUE(x.select("//svg:rect[@data-bucket='host']").empty());
 }
 
 // The legend names the context's kinds the bars show: every bar estimated, no "measured" entry.
 TEST(Breakdown, LegendNamesOnlyTheContextKindsShown) {
-  planner::Breakdown estimated;
+  planner::MemoryBreakdown estimated;
   estimated.cuda_context = 300 << 20;
   estimated.parameters = 40 << 20;
-  planner::Breakdown measured = estimated;
+  planner::MemoryBreakdown measured = estimated;
   measured.cuda_context_estimated = false;
   auto legend = [](const std::vector<viz::BreakdownBar>& bars) {
     Xml x(viz::breakdown_svg(bars));
@@ -150,8 +155,9 @@ TEST(Breakdown, OffloadDrawsStagingAndHostSegments) {
   auto bar = viz::breakdown_bar(o.model, "resnet18");
   ASSERT_TRUE(bar.is_ok()) << bar.status().message();
   EXPECT_EQ(bar->breakdown.parameters, sched->resident_parameters);
-  EXPECT_EQ(bar->staging, sched->staging_bytes);
-  EXPECT_EQ(bar->offloaded, sched->offloaded_bytes);
+  EXPECT_EQ(bar->breakdown.staging, sched->staging_bytes);
+  EXPECT_EQ(bar->breakdown.offloaded, sched->offloaded_bytes);
+  EXPECT_EQ(bar->breakdown.device_total(), sched->device_total);
   Xml x(viz::breakdown_svg({*bar}));
   ASSERT_TRUE(x.ok());
   auto staging = x.select("//svg:rect[@data-bucket='staging']");
@@ -160,6 +166,40 @@ TEST(Breakdown, OffloadDrawsStagingAndHostSegments) {
   ASSERT_EQ(host.size(), 1u);
   EXPECT_EQ(Xml::attr(host[0], "data-bytes"), std::to_string(sched->offloaded_bytes));
   EXPECT_EQ(Xml::attr(host[0], "fill"), "url(#bd-host)");
+}
+
+// report.html's summary and breakdown under offload: the resident parameters, the staging, the
+// device total within the budget and the host bucket, never every parameter on the device.
+TEST(Breakdown, ReportPageShowsTheDeviceTotalAndTheHostBucket) {
+  XOPT_REQUIRE_SHARED(shared);
+  auto o = test::optimize(test::shared_model_path("resnet18"), "fold,fuse,plan");
+  ASSERT_TRUE(o.plan.has_value());
+  const ir::Graph& g = *o.model.graph;
+  planner::OffloadOptions oo;
+  oo.budget = planner::device_bytes_without_offload(g, *o.plan) - (size_t{16} << 20);
+  auto order = planner::resolve_node_order(g, *o.plan);
+  ASSERT_TRUE(order.is_ok());
+  auto sched = planner::offload_plan(g, *order, *o.plan, oo);
+  ASSERT_TRUE(sched.is_ok()) << sched.status().message();
+  planner::write_offload(o.model, *sched);
+  viz::ReportInputs in;
+  in.title = "resnet18";
+  in.after = o.model.graph.get();
+  in.plan = &*o.plan;
+  in.model = &o.model;
+  auto page = viz::report_html(in);
+  ASSERT_TRUE(page.is_ok()) << page.status().message();
+  const planner::MemoryBreakdown b = planner::memory_breakdown(*o.plan, &*sched);
+  for (const std::string& s :
+       {std::string("parameters (resident on the device)</td><td>") +
+            viz::compact_bytes(b.parameters),
+        std::string("offload staging</td><td>") + viz::compact_bytes(sched->staging_bytes),
+        std::string("device total</td><td>") + viz::compact_bytes(sched->device_total) +
+            " (within the --mem-budget",
+        std::string("host: offloaded parameters (pinned)</td><td>") +
+            viz::compact_bytes(sched->offloaded_bytes),
+        std::string("data-bucket=\"host\" data-bytes=\"") + std::to_string(sched->offloaded_bytes)})
+    EXPECT_NE(page->find(s), std::string::npos) << s;
 }
 
 // Models that share one arena: a bar of the members summed and a bar of the group, whose total is
@@ -184,6 +224,8 @@ TEST(Breakdown, SharedArenaSeparateAndSharedBars) {
   ASSERT_EQ(bars.size(), 2u);
   EXPECT_EQ(bars[0].breakdown.total(), size_t{500 + 40 + 10 + 4 + 500 + 7 + 30 + 1});
   EXPECT_EQ(bars[1].breakdown.total(), size_t{500 + 47 + 30 + 4});
+  EXPECT_EQ(bars[0].breakdown.cuda_context, 1000u);
+  EXPECT_EQ(bars[1].breakdown.cuda_context, 500u);
   EXPECT_EQ(bars[1].breakdown.total(),
             planner::shared_arena_figures(*group, {&a, &b}).shared_total);
 }

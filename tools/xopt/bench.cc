@@ -16,6 +16,8 @@
 #include "ir/onnx_io.h"
 #include "ir/shape_inference.h"
 #include "planner/annotate.h"
+#include "planner/memory_breakdown.h"
+#include "planner/planner.h"
 #include "planner/report.h"
 #include "tools/xopt/command.h"
 #include "tools/xopt/device.h"
@@ -231,8 +233,39 @@ Status profile_cpu(const BenchCommand& c, const ir::Model& model,
   return Status::ok();
 }
 
+// What the CPU executor used (RunStats of the last run) beside the plan it ran in: the arena (or,
+// with no plan, the most activation bytes live at once) and the parameters.
+nlohmann::json cpu_memory_json(const ir::Graph& g, const planner::MemoryPlan* plan,
+                               const exec::RunStats& used) {
+  const size_t params = planner::parameter_bytes(g, plan ? plan->alignment : 256);
+  nlohmann::json m = {{"device", "cpu"},
+                      {"planned", plan != nullptr},
+                      {"parameters", params},
+                      {"arena", used.arena_bytes},
+                      {"peak_activations", used.peak_activation_bytes},
+                      {"outputs_copied_into_arena", used.outputs_copied_into_arena}};
+  if (plan != nullptr) {
+    m["plan_arena"] = plan->arena_bytes;
+    m["plan_parameters"] = plan->breakdown.parameters;
+    // The CPU keeps every parameter in host memory: the plan's breakdown without its offload.
+    m["breakdown"] =
+        nlohmann::json::parse(planner::breakdown_json(planner::memory_breakdown(*plan)));
+  }
+  return m;
+}
+
+// The line bench prints for cpu_memory_json's figures.
+std::string cpu_memory_text(const nlohmann::json& m) {
+  std::string text = "parameters " + planner::human_bytes(m["parameters"].get<size_t>());
+  if (m["planned"].get<bool>())
+    return text + ", arena " + planner::human_bytes(m["arena"].get<size_t>()) + " (plan " +
+           planner::human_bytes(m["plan_arena"].get<size_t>()) + ")";
+  return text + ", activations at most " +
+         planner::human_bytes(m["peak_activations"].get<size_t>()) + " live (no plan)";
+}
+
 int bench_cpu(const BenchCommand& c, const ir::Model& model,
-              const std::map<std::string, ir::Tensor>& inputs, Timings& t) {
+              const std::map<std::string, ir::Tensor>& inputs, Timings& t, nlohmann::json& j) {
   const bool planned = model.metadata(planner::kPlanMetadataKey).has_value();
   planner::MemoryPlan plan;
   exec::RunOptions run;
@@ -242,6 +275,8 @@ int bench_cpu(const BenchCommand& c, const ir::Model& model,
     plan = std::move(p).value();
     run.plan = &plan;
   }
+  exec::RunStats used;  // the last run's
+  run.stats = &used;
   for (int i = 0; i < c.warmup + c.iterations; ++i) {
     const auto t0 = std::chrono::steady_clock::now();
     auto out = exec::run_model(model, inputs, run);
@@ -256,6 +291,8 @@ int bench_cpu(const BenchCommand& c, const ir::Model& model,
     t.profile_how = "wall time between nodes' outputs in the CPU executor";
   }
   std::printf("device     cpu (reference executor%s)\n", planned ? ", inside the plan" : "");
+  j["memory"] = cpu_memory_json(*model.graph, planned ? &plan : nullptr, used);
+  std::printf("memory     %s\n", cpu_memory_text(j["memory"]).c_str());
   return kExitOk;
 }
 
@@ -317,7 +354,7 @@ int run_bench(const BenchCommand& c) {
   j["iterations"] = c.iterations;
   Timings t;
   const int rc =
-      c.device.cuda() ? bench_gpu(c, model, *inputs, t, j) : bench_cpu(c, model, *inputs, t);
+      c.device.cuda() ? bench_gpu(c, model, *inputs, t, j) : bench_cpu(c, model, *inputs, t, j);
   if (rc != kExitOk) return rc;
   return print_summary(c, model, *inputs, t, j);
 }

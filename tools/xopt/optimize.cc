@@ -34,7 +34,8 @@ struct OptimizeFlags {
   ValidateFlags validation;
   // --shared-arena: more models planned with this one (or alone) to share one arena.
   std::vector<std::string> shared_arena;
-  PrecisionFlags precision;  // --precision and its companions (convert-precision)
+  std::vector<std::string> member_names;  // --name: one per --shared-arena member, in order
+  PrecisionFlags precision;               // --precision and its companions (convert-precision)
 };
 
 int list_passes() {
@@ -54,9 +55,11 @@ int list_passes() {
   return kExitOk;
 }
 
-// The batch found by --max-batch (stdout) and the memory breakdown (stderr, with the statistics).
-// `precision`: "" for fp32, else what convert-precision made ("fp16: 52 nodes, 3 kept fp32").
-void print_plan(const passes::PlanOutcome& p, bool quiet, const std::string& precision) {
+// The batch found by --max-batch (stdout) and the memory breakdown (stderr, with the statistics),
+// with the offload schedule (may be null) moving weights to the host. `precision`: "" for fp32,
+// else what convert-precision made ("fp16: 52 nodes, 3 kept fp32").
+void print_plan(const passes::PlanOutcome& p, const planner::OffloadPlan* offload, bool quiet,
+                const std::string& precision) {
   using planner::human_bytes;
   const std::string in = precision.empty() ? "" : " in " + precision.substr(0, precision.find(':'));
   if (p.batch_searched) {
@@ -78,7 +81,7 @@ void print_plan(const passes::PlanOutcome& p, bool quiet, const std::string& pre
   }
   if (!precision.empty()) batch += ", " + precision;
   std::fprintf(stderr, "memory plan (%s, planned in %.2f ms)\n", batch.c_str(), p.seconds * 1e3);
-  std::fputs(planner::report_text(p.plan).c_str(), stderr);
+  std::fputs(planner::report_text(p.plan, offload).c_str(), stderr);
   if (p.batch_searched && p.has_next) {
     std::fprintf(stderr, "memory plan at batch %lld (does not fit)\n",
                  static_cast<long long>(p.next_plan.batch));
@@ -134,7 +137,8 @@ void print_outcome(const pipeline::Outcome& out, bool quiet) {
                  pipeline::kAlgorithmChoicesKey);
   if (!quiet) std::fputs(passes::stats_table(out.stats).c_str(), stderr);
   if (out.plan) {
-    print_plan(*out.plan, quiet, pipeline::precision_summary(out.model));
+    print_plan(*out.plan, out.offload ? &*out.offload : nullptr, quiet,
+               pipeline::precision_summary(out.model));
     if (out.offload && !quiet) std::fputs(planner::offload_text(*out.offload).c_str(), stderr);
   }
   std::printf("wrote %s (%lld nodes, was %lld)\n", out.output.c_str(),
@@ -212,17 +216,18 @@ int run_shared_arena(const OptimizeFlags& o) {
   std::vector<std::string> models;
   if (!o.request.model.empty()) models.push_back(o.request.model);
   models.insert(models.end(), o.shared_arena.begin(), o.shared_arena.end());
-  auto outputs = pipeline::shared_arena_outputs(o.request, models);
+  auto outputs = pipeline::shared_arena_outputs(o.request, models, o.member_names);
   if (!outputs.is_ok()) return report(outputs.status());
   for (const std::string& m : models) {
     OptimizeFlags one = o;
     one.request.model = m;
     one.request.report_dir.clear();
     one.shared_arena.clear();
+    one.member_names.clear();
     const int rc = optimize_one(one);
     if (rc != kExitOk) return rc;
   }
-  auto group = pipeline::share_arena_files(models, *outputs, o.request.report_dir);
+  auto group = pipeline::share_arena_files(models, o.member_names, *outputs, o.request.report_dir);
   if (!group.is_ok()) return report(group.status());
   print_shared_arena(*group, o.quiet);
   return kExitOk;
@@ -233,6 +238,8 @@ int run_optimize(OptimizeFlags o) {
   if (o.list_ops) return list_ops(o.validation.device);
   o.request.device = o.validation.device;
   if (!o.shared_arena.empty()) return run_shared_arena(o);
+  if (!o.member_names.empty())
+    return report_error(kExitUsage, "--name names the members of --shared-arena");
   return optimize_one(o);
 }
 
@@ -291,7 +298,8 @@ void add_plan_flags(CLI::App& app, OptimizeFlags& o) {
   app.add_option(
       "--max-batch", r.max_batch,
       "Memory budget (e.g. 24GiB): plan-memory finds the largest batch whose "
-      "parameters + activations + workspace + CUDA context fit, and plans at that batch");
+      "parameters + activations + workspace + inputs/outputs + CUDA context fit, and plans at "
+      "that batch");
   app.add_option("--report", r.report_dir,
                  "Write the memory breakdown of the plan as DIR/report.json, and DIR/report.html");
   app.add_option("--dot", r.dot_dir,
@@ -301,10 +309,15 @@ void add_plan_flags(CLI::App& app, OptimizeFlags& o) {
   app.add_option("--shared-arena", o.shared_arena,
                  "Plan these models (and the positional one) to run one at a time on one GPU in "
                  "one shared activation arena and workspace: each output records the group, and "
-                 "the shared total (parameters + largest arena + largest workspace + one context) "
-                 "is printed next to the separate ones (--report DIR: DIR/shared_arena.json and "
-                 "DIR/shared_arena.html, separate vs shared bars)")
+                 "the shared total (every member's parameters, staging and I/O + largest arena + "
+                 "largest workspace + one context) is printed next to the separate ones (--report "
+                 "DIR: DIR/shared_arena.json and DIR/shared_arena.html, separate vs shared bars)")
       ->expected(1, -1);
+  app.add_option("--name", o.member_names,
+                 "With --shared-arena: the members' names in the table, shared_arena.json and "
+                 "the group's record, one per model in order (default: each path as given)")
+      ->type_size(1)
+      ->allow_extra_args(false);
   app.add_flag("--workspace-in-arena", r.workspace_in_arena,
                "Plan each node's workspace as a value of the arena, live at that node's step "
                "only, instead of one region for the largest need (on with --device cuda)");

@@ -42,8 +42,6 @@ int run_plan_info(const PlanInfoOptions& o) {
                 planner::range_text(r).c_str(), p.arena_bytes,
                 planner::human_bytes(p.arena_bytes).c_str(), p.min_arena_bytes,
                 planner::human_bytes(p.min_arena_bytes).c_str());
-  std::fputs(planner::report_text(p).c_str(), stdout);
-  if (o.values) std::fputs(planner::plan_to_text(p).c_str(), stdout);
   auto offload = planner::read_offload(*loaded);  // checked as it is read
   if (!offload.is_ok())
     return report_error(kExitBadModel,
@@ -56,8 +54,11 @@ int run_plan_info(const PlanInfoOptions& o) {
                               " steps but the plan orders " + std::to_string(p.node_order.size()) +
                               " nodes",
                           o.model);
-    std::fputs(planner::offload_text(**offload, o.values).c_str(), stdout);
   }
+  // The breakdown with the offload schedule's device and host buckets, as xopt printed it.
+  std::fputs(planner::report_text(p, *offload ? &**offload : nullptr).c_str(), stdout);
+  if (o.values) std::fputs(planner::plan_to_text(p).c_str(), stdout);
+  if (*offload) std::fputs(planner::offload_text(**offload, o.values).c_str(), stdout);
   auto choices = pipeline::read_algorithm_choices(*loaded);
   if (!choices.is_ok()) return report_error(kExitBadModel, choices.status().message(), o.model);
   if (!choices->nodes.empty()) {
