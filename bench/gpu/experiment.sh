@@ -24,6 +24,9 @@
 #                LOWP_MODELS select), each validated on the GPU against the CPU executor running the
 #                converted model (same precision) and against the original fp32 model; the table
 #                (lowp.md) has every output's max|a-b| / max|ref| and pass at the type's tolerance
+#   convert      convert time and peak RSS (the process's, children's ru_maxrss) of
+#                `xopt --passes=fold,fuse,precision,plan --precision fp16|bf16|mixed` on the CPU for
+#                resnet50 and bert_base (export first), against fp32 fold,fuse,plan; convert.md
 #   python       the Python package (BUNDLE_PYTHON=1 make_bundle.sh) on PyTorch CUDA tensors:
 #                bench/gpu/python_dlpack.py (no host round trip, CUPTI-counted copies, timing) and
 #                the pytest suite's GPU cases
@@ -209,7 +212,7 @@ print(int((p['breakdown']['parameters'] + p['arena_bytes']) * 0.5))" "$W/$m.b$b.
         [ -f "$src" ] || src="$W/models/$m/model.onnx"
         [ -f "$src" ] || { echo "---- $m: no model" >> "$OUT/lowp.txt"; continue; }
         for mode in ${LOWP_MODES:-fp16 bf16}; do
-          case $mode in fp16) same=1e-2; vs32=3e-2 ;; *) same=5e-2; vs32=1e-1 ;; esac
+          case $mode in fp16 | mixed) same=1e-2; vs32=3e-2 ;; *) same=5e-2; vs32=1e-1 ;; esac
           dst="$W/$m.$mode.opt.onnx"
           echo "---- $m $mode" >> "$OUT/lowp.txt"
           "$X" --passes=fold,fuse,precision,plan --precision "$mode" --device cuda --batch 1 \
@@ -233,6 +236,28 @@ print(int((p['breakdown']['parameters'] + p['arena_bytes']) * 0.5))" "$W/$m.b$b.
         done
       done
       cat "$OUT/lowp.md" | tee -a "$OUT/log.txt" ;;
+    convert)
+      log "convert"
+      need_models
+      echo "| model | precision | exit | seconds | peak RSS MiB | model file MiB |" > "$OUT/convert.md"
+      echo "|---|---|---|---|---|---|" >> "$OUT/convert.md"
+      for m in resnet50 bert_base; do
+        src="$W/models/$m/model.onnx"
+        for p in fp32 fp16 bf16 mixed; do
+          python3 - "$X" "$src" "$p" "$W/$m.conv.$p.onnx" "$m" >> "$OUT/convert.md" 2>> "$OUT/convert.txt" <<'PY'
+import os, resource, subprocess, sys, time
+x, src, p, dst, m = sys.argv[1:]
+t = time.time()
+r = subprocess.run([x, "--passes=fold,fuse,precision,plan", "--precision", p, src, "-o", dst],
+                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+dt = time.time() - t
+sys.stderr.write(f"---- {m} {p}\n" + r.stderr[-3000:])
+rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+print(f"| {m} | {p} | {r.returncode} | {dt:.2f} | {rss:.1f} | {os.path.getsize(src) / 2**20:.1f} |")
+PY
+        done
+      done
+      cat "$OUT/convert.md" | tee -a "$OUT/log.txt" ;;
     python)
       log "python"
       need_models
