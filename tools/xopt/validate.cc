@@ -172,6 +172,53 @@ void add_validate_flags(CLI::App& app, ValidateFlags& f) {
   add_device_flags(app, f.device);
 }
 
+namespace {
+
+// One data set's comparisons, each printed as a table and counted in `outputs` and `bad`: on the
+// GPU, B (else A) against A on the CPU, then against the stored outputs when there are some; on
+// the CPU, B against A, else A against the stored outputs.
+Status validate_feed(const Feed& feed, const ir::Model& a, const ir::Model* b,
+                     const ValidateFlags& f, const exec::ValidateOptions& vo,
+                     const std::string& label_a, const std::string& label_b, int& outputs,
+                     int& bad) {
+  auto show = [&](const std::vector<exec::TensorDiff>& diffs, const std::string& title) {
+    print_table(diffs, vo.tolerance, title);
+    for (const auto& d : diffs) {
+      ++outputs;
+      bad += !d.ok;
+    }
+  };
+  auto ra = exec::run_for_validation(a, feed.inputs, vo);
+  if (!ra.is_ok()) return ra.status();
+  if (f.device.cuda()) {
+    const ir::Model& m = b != nullptr ? *b : a;
+    const std::string& label = b != nullptr ? label_b : label_a;
+    auto rg = run_on_cuda(m, feed.inputs, f.device);
+    if (!rg.is_ok()) return rg.status();
+    const std::string tol = f.device.tf32 ? " (TF32 on: tolerance applies to TF32 math)" : "";
+    show(exec::compare_outputs(*rg, *ra, vo.tolerance),
+         feed.name + ": " + label + " [" + rg->mode + "] against " + label_a + " on the CPU [" +
+             ra->mode + "]" + tol);
+    if (!feed.expected.empty())
+      show(exec::compare_outputs(*rg, exec::expected_outputs(*m.graph, feed.expected),
+                                 vo.tolerance),
+           feed.name + ": " + label + " [" + rg->mode + "] against the stored outputs" + tol);
+  } else if (b != nullptr) {
+    auto rb = exec::run_for_validation(*b, feed.inputs, vo);
+    if (!rb.is_ok()) return rb.status();
+    show(exec::compare_outputs(*rb, *ra, vo.tolerance),
+         feed.name + ": " + label_b + " [" + rb->mode + "] against " + label_a + " [" + ra->mode +
+             "]");
+  } else {
+    show(exec::compare_outputs(*ra, exec::expected_outputs(*a.graph, feed.expected),
+                               vo.tolerance),
+         feed.name + ": " + label_a + " [" + ra->mode + "] against the stored outputs");
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
 int validate_models(const ir::Model& a, const ir::Model* b, const ValidateFlags& f,
                     const ir::ShapeBindings& shapes, const std::string& label_a,
                     const std::string& label_b) {
@@ -181,8 +228,7 @@ int validate_models(const ir::Model& a, const ir::Model* b, const ValidateFlags&
   auto feeds = make_feeds(a, b, f, shapes, &notes);
   if (!feeds.is_ok()) return report(feeds.status());
   if (Status st = check_device_flags(f.device); !st.is_ok()) return report(st);
-  const bool gpu = f.device.cuda();
-  if (b == nullptr && !gpu)
+  if (b == nullptr && !f.device.cuda())
     for (const Feed& feed : *feeds)
       if (feed.expected.empty())
         return report_error(kExitUsage, feed.name +
@@ -200,48 +246,9 @@ int validate_models(const ir::Model& a, const ir::Model* b, const ValidateFlags&
     explicit TablesScope(std::vector<precision::AccuracyTable>* t) { g_tables = t; }
     ~TablesScope() { g_tables = nullptr; }
   } tables_scope(f.json.empty() ? nullptr : &tables);
-  for (const Feed& feed : *feeds) {
-    auto ra = exec::run_for_validation(a, feed.inputs, vo);
-    if (!ra.is_ok()) return report(ra.status());
-    std::vector<exec::TensorDiff> diffs;
-    std::string title;
-    if (gpu) {
-      // The GPU runs B (else A); the CPU reference runs A; stored outputs, when there are some,
-      // are a second reference.
-      const ir::Model& m = b != nullptr ? *b : a;
-      const std::string& label = b != nullptr ? label_b : label_a;
-      auto rg = run_on_cuda(m, feed.inputs, f.device);
-      if (!rg.is_ok()) return report(rg.status());
-      const std::string tol = f.device.tf32 ? " (TF32 on: tolerance applies to TF32 math)" : "";
-      diffs = exec::compare_outputs(*rg, *ra, vo.tolerance);
-      print_table(diffs, vo.tolerance,
-                  feed.name + ": " + label + " [" + rg->mode + "] against " + label_a +
-                      " on the CPU [" + ra->mode + "]" + tol);
-      for (const auto& d : diffs) {
-        ++outputs;
-        bad += !d.ok;
-      }
-      if (feed.expected.empty()) continue;
-      diffs =
-          exec::compare_outputs(*rg, exec::expected_outputs(*m.graph, feed.expected), vo.tolerance);
-      title = feed.name + ": " + label + " [" + rg->mode + "] against the stored outputs" + tol;
-    } else if (b != nullptr) {
-      auto rb = exec::run_for_validation(*b, feed.inputs, vo);
-      if (!rb.is_ok()) return report(rb.status());
-      diffs = exec::compare_outputs(*rb, *ra, vo.tolerance);
-      title = feed.name + ": " + label_b + " [" + rb->mode + "] against " + label_a + " [" +
-              ra->mode + "]";
-    } else {
-      diffs =
-          exec::compare_outputs(*ra, exec::expected_outputs(*a.graph, feed.expected), vo.tolerance);
-      title = feed.name + ": " + label_a + " [" + ra->mode + "] against the stored outputs";
-    }
-    print_table(diffs, vo.tolerance, title);
-    for (const auto& d : diffs) {
-      ++outputs;
-      bad += !d.ok;
-    }
-  }
+  for (const Feed& feed : *feeds)
+    if (Status st = validate_feed(feed, a, b, f, vo, label_a, label_b, outputs, bad); !st.is_ok())
+      return report(st);
   if (!f.json.empty())
     if (Status st = write_file_atomically(
             f.json, precision::accuracy_json(tables, vo.tolerance).dump(2) + "\n");
