@@ -9,6 +9,7 @@
 #ifdef XOPT_WITH_CUDA
 #include <cuda_runtime.h>
 
+#include "executor/cuda/prepare.h"
 #include "planner/planner.h"
 #endif
 
@@ -110,6 +111,34 @@ Result<Bandwidth> measure_h2d_on_cuda() {
       cudaGetDeviceProperties(&prop, 0) == cudaSuccess ? prop.name : std::string("GPU 0");
   return Bandwidth{bpm, name};
 #else
+  return cuda_not_built();
+#endif
+}
+
+Result<exec::ModelOutputs> run_on_cuda(const ir::Model& model,
+                                       const std::map<std::string, ir::Tensor>& inputs,
+                                       const DeviceFlags& flags) {
+#ifdef XOPT_WITH_CUDA
+  const ir::Graph& g = *model.graph;
+  std::map<std::string, ir::Tensor> feeds;
+  for (const auto& [name, t] : inputs) {
+    const ir::Value* v = g.find_value(name);
+    if (v != nullptr && v->is_graph_input()) feeds[name] = t;
+  }
+  XOPT_ASSIGN_OR_RETURN(cuda::SessionOptions so, cuda_session_options(flags, model));
+  XOPT_ASSIGN_OR_RETURN(cuda::PreparedSession p, cuda::prepare_session(model, feeds, so));
+  const std::string where = model.path.empty() ? std::string("model") : model.path;
+  auto res = p.session->run(feeds);
+  if (!res.is_ok()) return res.status().with_context(where + " (on the GPU): ");
+  exec::ModelOutputs out;
+  for (const ir::Value* v : g.outputs()) out.names.push_back(v->name());
+  out.tensors = std::move(res).value();
+  out.mode = std::string("cuda") + (flags.tf32 ? ", TF32" : "") + ", " +
+             (p.plan_from_model ? "its memory plan, " : "a plan made for these inputs, ") +
+             std::to_string(p.plan.arena_bytes) + " bytes";
+  return out;
+#else
+  (void)model, (void)inputs, (void)flags;
   return cuda_not_built();
 #endif
 }

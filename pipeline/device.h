@@ -3,10 +3,12 @@
 // saying so (never a silent fall back to the CPU).
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
 #include "common/status.h"
+#include "executor/cpu/validate.h"
 #include "ir/graph.h"
 #include "pipeline/algorithm_choices.h"
 #include "planner/memory_plan.h"
@@ -59,5 +61,11 @@ struct Bandwidth {
   std::string device;
 };
 Result<Bandwidth> measure_h2d_on_cuda();
+
+// Runs `model` on the GPU on `inputs` (inside the plan it carries, else one made for these
+// shapes), named like exec::run_for_validation's result; mode says "cuda (...)".
+Result<exec::ModelOutputs> run_on_cuda(const ir::Model& model,
+                                       const std::map<std::string, ir::Tensor>& inputs,
+                                       const DeviceFlags& flags);
 
 }  // namespace xopt::pipeline

@@ -1,9 +1,9 @@
 // xopt._xopt: the C++ core as the Python package sees it. xopt.optimize calls the pipeline library
 // directly (python/src/optimize.cc) and the drawings the viz library (python/src/viz.cc); Session
 // runs a model with the CPU reference executor (or the CUDA one, in a build with it), numpy or
-// DLPack in and out. `python -m xopt` runs the xopt command line itself (printing as it does);
-// xopt.validate still runs `xopt validate` in process with its output captured
-// (tools/xopt/validate.h prints its tables): the one command line left to become a library call.
+// DLPack in and out; xopt.validate calls the validation library (python/src/validate.cc).
+// `python -m xopt` runs the xopt command line itself (printing as it does): no command line runs
+// in process for any other call, and no output is captured.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/map.h>
@@ -35,6 +35,7 @@
 #include "planner/offload.h"
 #include "python/src/errors.h"
 #include "python/src/optimize.h"
+#include "python/src/validate.h"
 #include "python/src/viz.h"
 #include "tools/xopt/command.h"
 #include "tools/xopt/device.h"
@@ -52,115 +53,19 @@ using namespace nb::literals;
 namespace xopt::python {
 namespace {
 
-// Sends file descriptors 1 and 2 to temporary files while alive, and gives back what was written.
-// The command lines print through C stdio; the Python functions return or raise what they print.
-class CaptureOutput {
- public:
-  CaptureOutput() {
-    std::fflush(stdout);
-    std::fflush(stderr);
-    for (int i = 0; i < 2; ++i) {
-      files_[i] = std::tmpfile();
-      saved_[i] = files_[i] != nullptr ? dup(i + 1) : -1;
-      if (saved_[i] >= 0) dup2(fileno(files_[i]), i + 1);
-    }
-  }
-  ~CaptureOutput() { restore(); }
-  CaptureOutput(const CaptureOutput&) = delete;
-  CaptureOutput& operator=(const CaptureOutput&) = delete;
-
-  // Restores the descriptors and returns {stdout, stderr}.
-  std::pair<std::string, std::string> finish() {
-    restore();
-    return {text_[0], text_[1]};
-  }
-
- private:
-  void restore() {
-    if (done_) return;
-    done_ = true;
-    std::fflush(stdout);
-    std::fflush(stderr);
-    for (int i = 0; i < 2; ++i) {
-      if (saved_[i] < 0) continue;
-      dup2(saved_[i], i + 1);
-      close(saved_[i]);
-      std::rewind(files_[i]);
-      char buf[4096];
-      size_t n = 0;
-      while ((n = std::fread(buf, 1, sizeof buf, files_[i])) > 0) text_[i].append(buf, n);
-    }
-    for (FILE* f : files_)
-      if (f != nullptr) std::fclose(f);
-  }
-
-  FILE* files_[2] = {nullptr, nullptr};
-  int saved_[2] = {-1, -1};
-  std::string text_[2];
-  bool done_ = false;
-};
-
-using CliResult = std::tuple<int, std::string, std::string>;
-
-// Runs `main_fn` on `args` (args[0] is the program name), with its output captured when asked.
+// Runs `main_fn` on `args` (args[0] is the program name), printing as the command line does.
 template <typename Fn>
-CliResult run_main(Fn main_fn, const std::vector<std::string>& args, bool capture) {
+int run_main(Fn main_fn, const std::vector<std::string>& args) {
   std::vector<std::string> copy = args;
   std::vector<char*> argv;
   argv.reserve(copy.size() + 1);
   for (std::string& a : copy) argv.push_back(a.data());
   argv.push_back(nullptr);
-  const int argc = static_cast<int>(copy.size());
-  if (!capture) {
-    std::fflush(stdout);
-    const int rc = main_fn(argc, argv.data());
-    std::fflush(stdout);
-    std::fflush(stderr);
-    return {rc, "", ""};
-  }
-  CaptureOutput output;
-  const int rc = main_fn(argc, argv.data());
-  auto [out, err] = output.finish();
-  return {rc, out, err};
-}
-
-nb::dict diff_to_dict(const exec::TensorDiff& d) {
-  nb::dict row;
-  row["name"] = d.name;
-  row["dtype"] = std::string(ir::dtype_name(d.dtype));
-  row["shape"] = d.dims;
-  row["problem"] = d.problem;
-  row["max_abs"] = d.max_abs;
-  row["max_ref"] = d.max_ref;
-  row["max_rel"] = d.max_rel;
-  row["cosine"] = d.cosine;
-  row["worst_index"] = d.worst_index;
-  row["unequal"] = d.unequal;
-  row["nonfinite_mismatch"] = d.nonfinite_mismatch;
-  row["ok"] = d.ok;
-  return row;
-}
-
-// `xopt validate ...` in process, with every comparison table as data.
-std::tuple<int, std::string, std::string, nb::list> validate_cli(
-    const std::vector<std::string>& args) {
-  tool::ValidationCapture capture;
-  tool::ValidationCapture* previous = tool::set_validation_capture(&capture);
-  CliResult r;
-  try {
-    r = run_main(tool::run_cli, args, true);
-  } catch (...) {
-    tool::set_validation_capture(previous);
-    throw;
-  }
-  tool::set_validation_capture(previous);
-  nb::list tables;
-  for (const tool::ValidationTable& t : capture.tables) {
-    nb::list rows;
-    for (const exec::TensorDiff& d : t.diffs) rows.append(diff_to_dict(d));
-    tables.append(nb::make_tuple(t.title, rows));
-  }
-  return {std::get<0>(r), std::get<1>(r), std::get<2>(r), tables};
+  std::fflush(stdout);
+  const int rc = main_fn(static_cast<int>(copy.size()), argv.data());
+  std::fflush(stdout);
+  std::fflush(stderr);
+  return rc;
 }
 
 ir::Model load_or_raise(const std::string& path) {
@@ -567,17 +472,16 @@ NB_MODULE(_xopt, m) {
   using namespace xopt::python;
   m.doc() = "xopt's C++ core (use the xopt package, not this module)";
   bind_pipeline(m);
+  bind_validate(m);
   bind_viz(m);
   m.def(
       "run_cli",
       [](const std::vector<std::string>& args) {
-        return std::get<0>(run_main(xopt::tool::run_cli, args, false));
+        return run_main(xopt::tool::run_cli, args);
       },
       "args"_a,
       "Runs the xopt command line itself (`python -m xopt`; args[0] is the program name), "
       "printing as it does; returns its exit code.");
-  m.def("validate_cli", &validate_cli, "args"_a,
-        "Runs `xopt validate ...` in process: (exit code, stdout, stderr, [(title, rows)]).");
   m.def("plan_json", &plan_json, "path"_a,
         "The memory plan stored in a model as JSON, checked as `xopt plan-info` checks it.");
   m.def("run_reference", &run_reference, "path"_a, "feeds"_a,

@@ -23,6 +23,7 @@
 #include "planner/memory_plan.h"
 #include "planner/report.h"
 #include "python/src/errors.h"
+#include "python/src/keywords.h"
 #include "tools/xopt/command.h"
 
 namespace nb = nanobind;
@@ -32,18 +33,6 @@ namespace xopt::python {
 namespace {
 
 using pipeline::Request;
-
-std::string text_of(const nb::handle& v) {
-  return nb::cast<std::string>(nb::str(v));
-}
-
-// A list of strings from one value or a list of them.
-std::vector<std::string> list_of(const nb::handle& v) {
-  if (nb::isinstance<nb::str>(v)) return {nb::cast<std::string>(v)};
-  std::vector<std::string> out;
-  for (nb::handle item : v) out.push_back(text_of(item));
-  return out;
-}
 
 // Sets the Request field `key` names (the command line's flag, '_' for '-'); false when there is
 // no such field.
@@ -75,16 +64,6 @@ bool set_field(Request& r, const std::string& key, const nb::handle& v) {
   if (key == "batch") return (r.batch = nb::cast<int64_t>(v), true);
   if (key == "align") return (r.align = nb::cast<size_t>(v), true);
   if (key == "h2d_bandwidth") return (r.h2d_gbps = nb::cast<double>(v), true);
-  return false;
-}
-
-bool set_device_field(pipeline::DeviceFlags& d, const std::string& key, const nb::handle& v) {
-  if (key == "device") return (d.device = text_of(v), true);
-  if (key == "tf32") return (d.tf32 = nb::cast<bool>(v), true);
-  if (key == "tune") return (d.tune = nb::cast<bool>(v), true);
-  if (key == "no_graph") return (d.no_graph = nb::cast<bool>(v), true);
-  if (key == "max_workspace") return (d.max_workspace = text_of(v), true);
-  if (key == "min_workspace") return (d.min_workspace = text_of(v), true);
   return false;
 }
 

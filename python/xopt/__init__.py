@@ -486,22 +486,18 @@ def validate(a: ModelLike, b: Optional[ModelLike] = None, *,
     ``passed`` False; anything else wrong raises like the CLI.
     """
     with tempfile.TemporaryDirectory(prefix="xopt-") as tmp:
-        args = ["xopt", "validate", _ModelFile(a, tmp, "a.onnx").path]
+        request: Dict[str, Any] = dict(options, a=_ModelFile(a, tmp, "a.onnx").path)
         if b is not None:
-            args.append(_ModelFile(b, tmp, "b.onnx").path)
-        args += _shape_args(input_shapes)
+            request["b"] = _ModelFile(b, tmp, "b.onnx").path
+        request["input_shape"] = _shape_strings(input_shapes)
         if batch is not None:
-            args += ["--batch", str(batch)]
-        args += _option_args(options)
-        rc, out, err, tables = _xopt.validate_cli(args)
+            request["batch"] = int(batch)
+        passed, tables, text, verdict = _xopt.validate(request)
     result_tables = [ValidationTable(title, [OutputDiff(**row) for row in rows])
                      for title, rows in tables]
-    if rc == 0:
-        return ValidationResult(True, result_tables, out)
-    error = error_from_stderr(rc, err)
-    if rc == 1 and result_tables and error.message.startswith("validation failed"):
-        return ValidationResult(False, result_tables, out, error.message)
-    raise error
+    if passed:
+        return ValidationResult(True, result_tables, text)
+    return ValidationResult(False, result_tables, text, verdict)
 
 
 # ---- Session ----

@@ -392,6 +392,39 @@ def test_validate_mismatch_is_a_result_with_the_cli_message(tmp_path):
     assert e.value.message == cli_error(r)
 
 
+def test_validate_is_a_library_call(tmp_path, capfd):
+    """xopt.validate prints nothing (its text is the result's, the CLI's stdout to the byte) and
+    runs with the GIL released: two at once give what one gives."""
+    import threading
+
+    opt = str(tmp_path / "t.opt.onnx")
+    xopt.optimize(TINY, passes="fold,fuse,plan", batch=1, output=opt)
+    print("before-validate", flush=True)
+    one = xopt.validate(TINY, opt, random_inputs=True, seed=5, batch=1)
+    print("after-validate", flush=True)
+    out = capfd.readouterr().out
+    assert "before-validate" in out and "after-validate" in out
+    assert "validation passed" not in out and "validation passed" in one.text
+    r = cli("validate", TINY, opt, "--random-inputs", "--seed", "5", "--batch", "1")
+    assert r.returncode == 0, r.stderr
+    assert one.text == r.stdout
+    texts, errors = [None, None], []
+
+    def work(i):
+        try:
+            texts[i] = xopt.validate(TINY, opt, random_inputs=True, seed=5, batch=1).text
+        except Exception as e:  # noqa: BLE001 (reported below)
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    assert texts == [one.text, one.text]
+
+
 # ---- viz: the same files as xviz ----
 
 

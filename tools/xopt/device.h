@@ -27,15 +27,10 @@ using pipeline::DeviceFlags;
 using pipeline::DeviceMeasurement;
 using pipeline::measure_h2d_on_cuda;
 using pipeline::measure_on_cuda;
+using pipeline::run_on_cuda;
 
 // Adds --device, --tf32, --tune, --no-graph, --max-workspace.
 void add_device_flags(CLI::App& app, DeviceFlags& flags);
-// Runs `model` on the GPU on `inputs` (inside the plan it carries, else one made for these
-// shapes), named like exec::run_for_validation's result; mode says "cuda (...)".
-Result<exec::ModelOutputs> run_on_cuda(const ir::Model& model,
-                                       const std::map<std::string, ir::Tensor>& inputs,
-                                       const DeviceFlags& flags);
-
 // The conformance runner for the GPU (exec::conformance::Options::runner).
 std::function<Result<std::vector<ir::Tensor>>(const ir::Model&,
                                               const std::map<std::string, ir::Tensor>&)>
