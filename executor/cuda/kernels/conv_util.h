@@ -17,14 +17,9 @@
 #include "executor/cuda/kernel.h"
 #include "executor/cuda/kernels/conv_epilogue.cuh"
 #include "executor/cuda/kernels/launch_params.h"
+#include "ir/dims_string.h"
 
 namespace xopt::cuda {
-
-inline std::string dims_str(const std::vector<int64_t>& d) {
-  std::string s = "[";
-  for (size_t i = 0; i < d.size(); ++i) s += (i ? ", " : "") + std::to_string(d[i]);
-  return s + "]";
-}
 
 inline int64_t product(const std::vector<int64_t>& v, size_t from = 0) {
   int64_t p = 1;
@@ -127,7 +122,8 @@ inline Result<Window> make_window(const CompileContext& ctx, const std::vector<i
                                   bool use_dilations = true) {
   const ir::Node& node = ctx.node();
   if (x_dims.size() < 3)
-    return ctx.error("input must have rank >= 3 ([N, C, spatial...]), got " + dims_str(x_dims));
+    return ctx.error("input must have rank >= 3 ([N, C, spatial...]), got " +
+                     ir::dims_string(x_dims));
   const size_t r = x_dims.size() - 2;
   Window w;
   w.in.assign(x_dims.begin() + 2, x_dims.end());
@@ -184,8 +180,8 @@ inline Status check_output_dims(const CompileContext& ctx, size_t i,
   const DeviceTensor* y = ctx.output(i);
   if (y == nullptr) return ctx.error("output " + std::to_string(i) + " is missing");
   if (y->dims != want)
-    return ctx.error("planned output " + std::to_string(i) + " is " + dims_str(y->dims) +
-                     " but the kernel computes " + dims_str(want));
+    return ctx.error("planned output " + std::to_string(i) + " is " + ir::dims_string(y->dims) +
+                     " but the kernel computes " + ir::dims_string(want));
   return Status::ok();
 }
 
@@ -251,7 +247,8 @@ struct CudnnDescriptors {
     int64_t stride = 1;
     for (size_t i = dims.size(); i-- > 0;) {
       if (dims[i] > INT32_MAX || stride > INT32_MAX)
-        return unsupported("tensor " + dims_str(dims) + " is too large for cuDNN's int dims");
+        return unsupported("tensor " + ir::dims_string(dims) +
+                           " is too large for cuDNN's int dims");
       d[i] = static_cast<int>(dims[i]);
       s[i] = static_cast<int>(stride);
       stride *= dims[i];
