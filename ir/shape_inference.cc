@@ -1,4 +1,5 @@
 #include "ir/shape_inference.h"
+#include "ir/dims_string.h"
 
 #include <unordered_set>
 
@@ -7,10 +8,6 @@
 
 namespace xopt::ir {
 namespace {
-
-std::string dims_str(const std::vector<int64_t>& dims) {
-  return Shape::of(dims).to_string();
-}
 
 // Where inference could not tell a dim (or the rank), the value keeps what it had: the model's
 // declared value_info, which exporters write for data-dependent outputs.
@@ -106,14 +103,14 @@ Status bind_input_shapes(Graph& graph, const ShapeBindings& bindings) {
     const Shape& s = v->shape();
     if (s.has_rank()) {
       if (s.rank() != dims.size())
-        return invalid_argument("--input-shape " + name + "=" + dims_str(dims) +
+        return invalid_argument("--input-shape " + name + "=" + dims_string(dims) +
                                 ": the input has rank " + std::to_string(s.rank()) + " " +
                                 s.to_string());
       for (size_t i = 0; i < dims.size(); ++i) {
         if (s[i].is_known() && s[i].value != dims[i])
-          return invalid_argument("--input-shape " + name + "=" + dims_str(dims) + ": dimension " +
-                                  std::to_string(i) + " is fixed to " + std::to_string(s[i].value) +
-                                  " by the model " + s.to_string());
+          return invalid_argument("--input-shape " + name + "=" + dims_string(dims) +
+                                  ": dimension " + std::to_string(i) + " is fixed to " +
+                                  std::to_string(s[i].value) + " by the model " + s.to_string());
         XOPT_RETURN_IF_ERROR(learn(v, s[i], dims[i]));
       }
     }

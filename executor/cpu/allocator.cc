@@ -14,7 +14,7 @@ Result<ir::Tensor> SimpleAllocator::allocate(const ir::Value& value, ir::DType d
   for (int64_t d : dims)
     if (d < 0)
       return invalid_model("value '" + value.name() + "': negative dimension in " +
-                           dims_to_string(dims));
+                           ir::dims_string(dims));
   if (zero || dtype == ir::DType::kString) return ir::Tensor(dtype, dims);
   const size_t nbytes = static_cast<size_t>(ir::numel(dims)) * ir::dtype_size(dtype);
   return ir::Tensor(dtype, dims, std::make_shared<UninitStorage>(nbytes));
@@ -66,7 +66,7 @@ Result<ir::Tensor> ArenaAllocator::slot(const ir::Value& value, ir::DType dtype,
   for (int64_t d : dims)
     if (d < 0)
       return invalid_model("value '" + value.name() + "': negative dimension in " +
-                           dims_to_string(dims));
+                           ir::dims_string(dims));
   if (dtype == ir::DType::kString) return ir::Tensor(dtype, dims);
   const planner::PlannedValue* pv = find(value.name());
   if (pv == nullptr)
@@ -78,7 +78,7 @@ Result<ir::Tensor> ArenaAllocator::slot(const ir::Value& value, ir::DType dtype,
   if (range ? nbytes > pv->bytes : nbytes != pv->bytes)
     return invalid_argument("memory plan: value '" + value.name() + "' is " +
                             std::to_string(nbytes) + " bytes (" +
-                            std::string(ir::dtype_name(dtype)) + " " + dims_to_string(dims) +
+                            std::string(ir::dtype_name(dtype)) + " " + ir::dims_string(dims) +
                             ") but the plan reserved " + std::to_string(pv->bytes) +
                             (range ? " at the largest shapes of its range" : ""));
   auto storage = std::make_shared<ArenaSlice>(arena_, pv->offset, nbytes);

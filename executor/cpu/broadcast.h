@@ -27,17 +27,9 @@
 #include <vector>
 
 #include "common/status.h"
+#include "ir/dims_string.h"
 
 namespace xopt::exec {
-
-inline std::string dims_to_string(const std::vector<int64_t>& dims) {
-  std::string s = "[";
-  for (size_t i = 0; i < dims.size(); ++i) {
-    if (i) s += ",";
-    s += std::to_string(dims[i]);
-  }
-  return s + "]";
-}
 
 // The broadcast result shape of all `shapes`, or an invalid-model error naming the two that
 // disagree.
@@ -59,8 +51,8 @@ inline Result<std::vector<int64_t>> broadcast_shapes(
         from[pad + i] = static_cast<int>(k);
         continue;
       }
-      return invalid_model("shapes " + dims_to_string(shapes[static_cast<size_t>(from[pad + i])]) +
-                           " and " + dims_to_string(s) + " cannot be broadcast together");
+      return invalid_model("shapes " + ir::dims_string(shapes[static_cast<size_t>(from[pad + i])]) +
+                           " and " + ir::dims_string(s) + " cannot be broadcast together");
     }
   }
   return out;
@@ -74,8 +66,8 @@ inline Status broadcast_to_check(const std::vector<int64_t>& from, const std::ve
     ok = d == t || d == 1;
   }
   if (ok) return Status::ok();
-  return invalid_model("shape " + dims_to_string(from) + " cannot be broadcast to " +
-                       dims_to_string(to));
+  return invalid_model("shape " + ir::dims_string(from) + " cannot be broadcast to " +
+                       ir::dims_string(to));
 }
 
 // Element strides of a tensor of dims `in` read as if it had dims `out` (0 along broadcast

@@ -67,8 +67,8 @@ TensorDiff compare_tensors(const std::string& name, const ir::Tensor& actual,
     return d;
   }
   if (actual.dims() != expected.dims()) {
-    d.problem =
-        "shape " + dims_to_string(actual.dims()) + ", expected " + dims_to_string(expected.dims());
+    d.problem = "shape " + ir::dims_string(actual.dims()) + ", expected " +
+                ir::dims_string(expected.dims());
     return d;
   }
   if (actual.dtype() == ir::DType::kString) {
@@ -128,7 +128,7 @@ std::string format_diff_table(const std::vector<TensorDiff>& diffs, const Compar
   std::vector<std::vector<std::string>> rows;
   rows.push_back({"output", "type", "max abs", "max rel", "cosine", "result"});
   for (const TensorDiff& d : diffs) {
-    std::string type = std::string(ir::dtype_name(d.dtype)) + dims_to_string(d.dims);
+    std::string type = std::string(ir::dtype_name(d.dtype)) + ir::dims_string(d.dims);
     if (!d.problem.empty()) {
       rows.push_back({d.name, type, "-", "-", "-", "MISMATCH: " + d.problem});
       continue;

@@ -308,9 +308,9 @@ bool draws_random_values(const ir::Graph& g) {
 // integral where they all are.
 bool random_output_plausible(const ir::Tensor& got, const ir::Tensor& expected, std::string* why) {
   if (got.dtype() != expected.dtype() || got.dims() != expected.dims()) {
-    *why = "type/shape " + std::string(ir::dtype_name(got.dtype())) + dims_to_string(got.dims()) +
+    *why = "type/shape " + std::string(ir::dtype_name(got.dtype())) + ir::dims_string(got.dims()) +
            ", expected " + std::string(ir::dtype_name(expected.dtype())) +
-           dims_to_string(expected.dims());
+           ir::dims_string(expected.dims());
     return false;
   }
   if (expected.numel() == 0 || expected.dtype() == ir::DType::kString) return true;
@@ -462,8 +462,8 @@ bool outputs_match(const ir::Tensor& actual, const ir::Tensor& expected, double 
     return false;
   }
   if (actual.dims() != expected.dims()) {
-    *why =
-        "shape " + dims_to_string(actual.dims()) + ", expected " + dims_to_string(expected.dims());
+    *why = "shape " + ir::dims_string(actual.dims()) + ", expected " +
+           ir::dims_string(expected.dims());
     return false;
   }
   const int64_t n = actual.numel();

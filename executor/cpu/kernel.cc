@@ -75,23 +75,4 @@ Status KernelContext::unsupported(const std::string& message) const {
   return ::xopt::unsupported(node_.describe() + ": " + message);
 }
 
-KernelRegistry& KernelRegistry::global() {
-  static KernelRegistry r;
-  return r;
-}
-
-void KernelRegistry::add(KernelDef def) {
-  defs_.push_back(std::move(def));
-}
-
-const KernelDef* KernelRegistry::find(const std::string& domain, const std::string& op_type,
-                                      int64_t opset) const {
-  const std::string& d = domain == "ai.onnx" ? std::string() : domain;
-  for (const auto& k : defs_)
-    if (k.domain == d && k.op_type == op_type && opset >= k.since_version &&
-        opset <= k.until_version)
-      return &k;
-  return nullptr;
-}
-
 }  // namespace xopt::exec

@@ -36,6 +36,7 @@
 
 #include "common/status.h"
 #include "executor/cpu/value.h"
+#include "executor/kernel_registry.h"
 #include "ir/graph.h"
 #include "ir/tensor.h"
 
@@ -135,17 +136,8 @@ struct KernelDef {
   KernelFn fn;
 };
 
-class KernelRegistry {
- public:
-  static KernelRegistry& global();
-  void add(KernelDef def);
-  // The kernel for (domain, op) at `opset`, or nullptr.
-  const KernelDef* find(const std::string& domain, const std::string& op_type, int64_t opset) const;
-  const std::vector<KernelDef>& all() const { return defs_; }
-
- private:
-  std::vector<KernelDef> defs_;
-};
+// The CPU kernels (executor/kernel_registry.h): find(domain, op, opset) is the kernel, or nullptr.
+using KernelRegistry = KernelRegistryOf<KernelDef>;
 
 struct KernelRegistrar {
   KernelRegistrar(const char* domain, const char* op, int since, int until, KernelFn fn) {

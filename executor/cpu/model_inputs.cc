@@ -226,12 +226,12 @@ Result<std::vector<int64_t>> input_dims(const ir::Value& input, const RandomInpu
   if (auto it = options.shapes.input_shapes.find(input.name());
       it != options.shapes.input_shapes.end()) {
     if (s.has_rank() && s.rank() != it->second.size())
-      return invalid_argument("input '" + input.name() + "': shape " + dims_to_string(it->second) +
+      return invalid_argument("input '" + input.name() + "': shape " + ir::dims_string(it->second) +
                               " given but the graph declares " + s.to_string());
     for (size_t i = 0; s.has_rank() && i < s.rank(); ++i)
       if (s[i].is_known() && s[i].value != it->second[i])
         return invalid_argument("input '" + input.name() + "': shape " +
-                                dims_to_string(it->second) + " given but the graph declares " +
+                                ir::dims_string(it->second) + " given but the graph declares " +
                                 s.to_string());
     return it->second;
   }
@@ -273,7 +273,7 @@ Result<std::map<std::string, ir::Tensor>> random_inputs(const ir::Graph& graph,
       char buf[96];
       std::snprintf(buf, sizeof buf, integral ? "%.0f..%.0f" : "[%g, %g)", range.lo, range.hi);
       notes->push_back(v.name() + ": " + std::string(ir::dtype_name(v.dtype())) +
-                       dims_to_string(dims) + " random " + buf + " (" + range.origin + ")");
+                       ir::dims_string(dims) + " random " + buf + " (" + range.origin + ")");
     }
   }
   return out;

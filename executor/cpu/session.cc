@@ -66,7 +66,7 @@ Status check_inputs(const ir::Graph& g, const std::map<std::string, ir::Tensor>&
     const ir::Shape& s = v->shape();
     if (!s.has_rank()) continue;
     auto mismatch = [&](const std::string& why) {
-      return invalid_argument("input '" + v->name() + "' has shape " + dims_to_string(t.dims()) +
+      return invalid_argument("input '" + v->name() + "' has shape " + ir::dims_string(t.dims()) +
                               " but the graph declares " + shape_string(s) + " (" + why + ")");
     };
     if (s.rank() != t.rank())

@@ -61,7 +61,7 @@ std::string ExecValue::describe() const {
   switch (kind_) {
     case Kind::kTensor:
       return "tensor " + std::string(ir::dtype_name(tensor_.dtype())) +
-             dims_to_string(tensor_.dims());
+             ir::dims_string(tensor_.dims());
     case Kind::kSequence:
       return "sequence of " + std::to_string(items_.size()) + " " +
              std::string(ir::dtype_name(elem_dtype_));

@@ -44,6 +44,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "executor/kernel_registry.h"
 #include "ir/dtype.h"
 #include "ir/graph.h"
 #include "ir/tensor.h"
@@ -172,16 +173,8 @@ struct KernelDef {
   std::string types;
 };
 
-class KernelRegistry {
- public:
-  static KernelRegistry& global();
-  void add(KernelDef def);
-  const KernelDef* find(const std::string& domain, const std::string& op_type, int64_t opset) const;
-  const std::vector<KernelDef>& all() const { return defs_; }
-
- private:
-  std::vector<KernelDef> defs_;
-};
+// The CUDA kernels (executor/kernel_registry.h, the CPU executor's template).
+using KernelRegistry = exec::KernelRegistryOf<KernelDef>;
 
 struct KernelRegistrar {
   KernelRegistrar(const char* domain, const char* op, int since, int until, CompileFn fn,

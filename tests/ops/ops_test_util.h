@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/dims_string.h"
 #include "ir/graph.h"
 #include "ir/onnx_io.h"
 #include "ir/op_registry.h"
@@ -46,9 +47,7 @@ inline std::vector<std::string> unregistered_ops(const onnx::ModelProto& m) {
 }
 
 inline std::string dims_string(const onnx::TensorProto& t) {
-  std::string s = "[";
-  for (int i = 0; i < t.dims_size(); ++i) s += (i ? "," : "") + std::to_string(t.dims(i));
-  return s + "]";
+  return ir::dims_string(std::vector<int64_t>(t.dims().begin(), t.dims().end()));
 }
 
 }  // namespace xopt::test

@@ -75,7 +75,7 @@ Result<Tensor> stack_axis(const KernelContext& ctx, const std::vector<Tensor>& t
   for (const Tensor& t : ts)
     if (t.dims() != elem_dims || t.dtype() != dtype)
       return ctx.error("a scan output changes shape or type between iterations (" +
-                       dims_to_string(elem_dims) + " then " + dims_to_string(t.dims()) + ")");
+                       ir::dims_string(elem_dims) + " then " + ir::dims_string(t.dims()) + ")");
   std::vector<int64_t> dims = elem_dims;
   const auto n = static_cast<int64_t>(ts.size());
   dims.insert(dims.begin() + static_cast<std::ptrdiff_t>(axis), n);

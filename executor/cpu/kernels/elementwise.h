@@ -227,21 +227,21 @@ inline Result<std::vector<int64_t>> legacy_broadcast_dims(const KernelContext& c
   if (ctx.opset() >= 7) return b;
   if (ctx.node().attr_int("broadcast", 0) == 0) {
     if (a != b)
-      return ctx.error("shapes " + dims_to_string(a) + " and " + dims_to_string(b) +
+      return ctx.error("shapes " + ir::dims_string(a) + " and " + ir::dims_string(b) +
                        " differ and broadcast=0");
     return b;
   }
   if (b.size() > a.size())
-    return ctx.error("B " + dims_to_string(b) + " has a higher rank than A " + dims_to_string(a));
+    return ctx.error("B " + ir::dims_string(b) + " has a higher rank than A " + ir::dims_string(a));
   int64_t axis = ctx.node().attr_int("axis", static_cast<int64_t>(a.size() - b.size()));
   if (axis < 0) axis += static_cast<int64_t>(a.size());
   if (axis < 0 || axis + static_cast<int64_t>(b.size()) > static_cast<int64_t>(a.size()))
-    return ctx.error("axis " + std::to_string(axis) + " does not fit B " + dims_to_string(b) +
-                     " into A " + dims_to_string(a));
+    return ctx.error("axis " + std::to_string(axis) + " does not fit B " + ir::dims_string(b) +
+                     " into A " + ir::dims_string(a));
   std::vector<int64_t> out(a.size(), 1);
   for (size_t i = 0; i < b.size(); ++i) {
     if (b[i] != a[static_cast<size_t>(axis) + i] && b[i] != 1)
-      return ctx.error("B " + dims_to_string(b) + " does not match A " + dims_to_string(a) +
+      return ctx.error("B " + ir::dims_string(b) + " does not match A " + ir::dims_string(a) +
                        " at axis " + std::to_string(axis));
     out[static_cast<size_t>(axis) + i] = b[i];
   }

@@ -111,8 +111,8 @@ Status prelu(KernelContext& ctx) {
       d[0] = s.dims()[0];
       s = s.reshaped(d);
     } else {
-      return ctx.error("slope " + dims_to_string(s.dims()) + " cannot be broadcast to X " +
-                       dims_to_string(x->dims()));
+      return ctx.error("slope " + ir::dims_string(s.dims()) + " cannot be broadcast to X " +
+                       ir::dims_string(x->dims()));
     }
   }
   return dispatch_numeric(x->dtype(), [&](auto tag) -> Status {
@@ -134,7 +134,7 @@ Status clip(KernelContext& ctx) {
       return ctx.error("bound is " + std::string(ir::dtype_name(b->dtype())) + " but input is " +
                        std::string(ir::dtype_name(x->dtype())));
     if (b->numel() != 1)
-      return ctx.error("bound must be a scalar, got shape " + dims_to_string(b->dims()));
+      return ctx.error("bound must be a scalar, got shape " + ir::dims_string(b->dims()));
   }
   return dispatch_numeric(x->dtype(), [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;

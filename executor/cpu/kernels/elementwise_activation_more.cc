@@ -37,7 +37,7 @@ Status swiglu(KernelContext& ctx) {
   const ir::Tensor* b = ctx.input(1);
   if (a == nullptr || b == nullptr) return ctx.error("A and B are required");
   if (a->dims() != b->dims() || a->dtype() != b->dtype())
-    return ctx.error("A " + dstr(a->dims()) + " and B " + dstr(b->dims()) +
+    return ctx.error("A " + ir::dims_string(a->dims()) + " and B " + ir::dims_string(b->dims()) +
                      " must have one shape and type (no broadcasting)");
   const double alpha = ctx.node().attr_float("alpha", 1.0f);
   const ir::DType t = a->dtype();

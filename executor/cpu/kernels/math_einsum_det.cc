@@ -39,8 +39,9 @@ Status einsum(KernelContext& ctx) {
     const size_t letters = terms[k].size() - (dots == std::string::npos ? 0 : 3);
     const size_t rank = ctx.input(k)->rank();
     if (dots == std::string::npos ? rank != letters : rank < letters)
-      return ctx.error("operand " + std::to_string(k) + " " + dstr(ctx.input(k)->dims()) +
-                       " does not match '" + terms[k] + "'");
+      return ctx.error("operand " + std::to_string(k) + " " +
+                       ir::dims_string(ctx.input(k)->dims()) + " does not match '" + terms[k] +
+                       "'");
     if (dots != std::string::npos) ell_rank = std::max(ell_rank, rank - letters);
   }
   std::map<char, int64_t> size;
@@ -250,7 +251,8 @@ Status bitshift(KernelContext& ctx) {
     const int64_t da = i + a.size() >= r ? a[i + a.size() - r] : 1;
     const int64_t db = i + b.size() >= r ? b[i + b.size() - r] : 1;
     if (da != db && da != 1 && db != 1)
-      return ctx.error("X " + dstr(a) + " and Y " + dstr(b) + " do not broadcast");
+      return ctx.error("X " + ir::dims_string(a) + " and Y " + ir::dims_string(b) +
+                       " do not broadcast");
     odims[i] = da == 1 ? db : da;
   }
   const auto oa = broadcast_offsets(a, odims), ob = broadcast_offsets(b, odims);

@@ -77,7 +77,7 @@ Status attention(KernelContext& ctx) {
     const auto& pv = past_v->dims();
     if (pk.size() != 4 || pv.size() != 4 || pk[0] != b || pk[1] != hkv || pk[3] != d ||
         pv[0] != b || pv[1] != hkv || pv[2] != pk[2] || pv[3] != dv)
-      return ctx.error("past_key " + dstr(pk) + " / past_value " + dstr(pv) +
+      return ctx.error("past_key " + ir::dims_string(pk) + " / past_value " + ir::dims_string(pv) +
                        " do not match K and V");
     p = pk[2];
   }
@@ -131,7 +131,8 @@ Status attention(KernelContext& ctx) {
     std::vector<int64_t> target = full;
     target[3] = ml;
     if (!broadcasts_to(md, target))
-      return ctx.error("attn_mask " + dstr(md) + " does not broadcast to " + dstr(target));
+      return ctx.error("attn_mask " + ir::dims_string(md) + " does not broadcast to " +
+                       ir::dims_string(target));
     const bool is_bool = mask->dtype() == ir::DType::kBool;
     std::vector<double> mv = doubles(*mask);
     if (is_bool)

@@ -52,7 +52,7 @@ Status skip_layer_norm(KernelContext& ctx) {
   const ir::Tensor& gamma = *ctx.input(2);
   const ir::Tensor* beta = ctx.input(3);
   const ir::Tensor* bias = ctx.input(4);
-  if (x.rank() < 2) return ctx.error("input must have rank >= 2, got " + dims_to_string(x.dims()));
+  if (x.rank() < 2) return ctx.error("input must have rank >= 2, got " + ir::dims_string(x.dims()));
   const int64_t h = x.dims().back();
   const int64_t rows = x.numel() / std::max<int64_t>(h, 1);
   // skip: input's shape, or its trailing dims with ones in front.
@@ -62,8 +62,8 @@ Status skip_layer_norm(KernelContext& ctx) {
     skip_ok = sd == xd || (sd == 1 && product(skip.dims(), 0, skip.rank() - i) == 1);
   }
   if (!skip_ok)
-    return ctx.error("skip " + dims_to_string(skip.dims()) + " does not fit input " +
-                     dims_to_string(x.dims()));
+    return ctx.error("skip " + ir::dims_string(skip.dims()) + " does not fit input " +
+                     ir::dims_string(x.dims()));
   for (const ir::Tensor* t : {&gamma, beta, bias})
     if (t != nullptr && t->numel() != h)
       return ctx.error("gamma, beta and bias must have " + std::to_string(h) +

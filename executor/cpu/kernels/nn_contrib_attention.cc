@@ -73,22 +73,23 @@ Status multi_head_attention(KernelContext& ctx) {
   if (k->rank() == 3 && v->rank() == 3) {
     if (k->dims()[0] != b || k->dims()[2] != d || v->dims()[0] != b ||
         v->dims()[1] != k->dims()[1] || v->dims()[2] % n != 0)
-      return ctx.error("key " + dims_to_string(k->dims()) + " / value " +
-                       dims_to_string(v->dims()) + " do not fit query " + dims_to_string(q.dims()));
+      return ctx.error("key " + ir::dims_string(k->dims()) + " / value " +
+                       ir::dims_string(v->dims()) + " do not fit query " +
+                       ir::dims_string(q.dims()));
     l = k->dims()[1];
     hv = v->dims()[2] / n;
   } else if (k->rank() == 4 && v->rank() == 4) {
     if (k->dims()[0] != b || k->dims()[1] != n || k->dims()[3] != h || v->dims()[0] != b ||
         v->dims()[1] != n || v->dims()[2] != k->dims()[2])
-      return ctx.error("key " + dims_to_string(k->dims()) + " / value " +
-                       dims_to_string(v->dims()) + " are not [B, N, L, H] for query " +
-                       dims_to_string(q.dims()));
+      return ctx.error("key " + ir::dims_string(k->dims()) + " / value " +
+                       ir::dims_string(v->dims()) + " are not [B, N, L, H] for query " +
+                       ir::dims_string(q.dims()));
     if (bias != nullptr) return ctx.unsupported("bias with key/value already split into heads");
     l = k->dims()[2];
     hv = v->dims()[3];
   } else {
-    return ctx.unsupported("key " + dims_to_string(k->dims()) + " / value " +
-                           dims_to_string(v->dims()) + " layout (packed or mixed ranks)");
+    return ctx.unsupported("key " + ir::dims_string(k->dims()) + " / value " +
+                           ir::dims_string(v->dims()) + " layout (packed or mixed ranks)");
   }
   if (k->dtype() != q.dtype() || v->dtype() != q.dtype() ||
       (bias != nullptr && bias->dtype() != q.dtype()) ||
@@ -101,7 +102,7 @@ Status multi_head_attention(KernelContext& ctx) {
     const auto& ad = attn_bias->dims();
     if (ad.size() != 4 || (ad[0] != 1 && ad[0] != b) || (ad[1] != 1 && ad[1] != n) || ad[2] != s ||
         ad[3] != l)
-      return ctx.error("attention_bias " + dims_to_string(ad) + " is not [B or 1, N or 1, S, L]");
+      return ctx.error("attention_bias " + ir::dims_string(ad) + " is not [B or 1, N or 1, S, L]");
   }
   enum { kNone, kLengths, kEndStart, k2d, k3d } mask_kind = kNone;
   if (mask != nullptr) {
@@ -116,7 +117,7 @@ Status multi_head_attention(KernelContext& ctx) {
     else if (md.size() == 3 && md[0] == b && md[1] == s && md[2] == l)
       mask_kind = k3d;
     else
-      return ctx.unsupported("key_padding_mask of shape " + dims_to_string(md));
+      return ctx.unsupported("key_padding_mask of shape " + ir::dims_string(md));
   }
   const bool causal = node.attr_int("unidirectional", 0) != 0;
   const double mask_filter = node.attr_float("mask_filter_value", -10000.0f);

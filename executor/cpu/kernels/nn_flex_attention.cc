@@ -36,8 +36,8 @@ Status modify(KernelContext& ctx, const char* attr, ir::DType p, const std::vect
   const ir::Tensor& out = outs[0].tensor();
   if (out.dtype() != p || out.dims() != dims)
     return ctx.error(std::string(attr) + " gave " + std::string(ir::dtype_name(out.dtype())) +
-                     dstr(out.dims()) + "; it must keep " + std::string(ir::dtype_name(p)) +
-                     dstr(dims));
+                     ir::dims_string(out.dims()) + "; it must keep " +
+                     std::string(ir::dtype_name(p)) + ir::dims_string(dims));
   x = doubles(out);
   return Status::ok();
 }
@@ -50,8 +50,8 @@ Status flex_attention(KernelContext& ctx) {
   const ir::DType t = q->dtype();
   if (k->dtype() != t || v->dtype() != t) return ctx.error("Q, K and V differ in type");
   if (q->rank() != 4 || k->rank() != 4 || v->rank() != 4)
-    return ctx.error("Q, K and V must be 4-D, got " + dstr(q->dims()) + ", " + dstr(k->dims()) +
-                     ", " + dstr(v->dims()));
+    return ctx.error("Q, K and V must be 4-D, got " + ir::dims_string(q->dims()) + ", " +
+                     ir::dims_string(k->dims()) + ", " + ir::dims_string(v->dims()));
   const int64_t b = q->dims()[0], hq = q->dims()[1], l = q->dims()[2], e = q->dims()[3];
   const int64_t hkv = k->dims()[1], s = k->dims()[2], ev = v->dims()[3];
   if (k->dims()[0] != b || v->dims()[0] != b) return ctx.error("batch sizes differ");

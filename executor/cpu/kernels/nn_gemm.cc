@@ -89,8 +89,8 @@ Status run_matmul(KernelContext& ctx, const MatMulOptions& opt) {
   const Operand ob = make_operand(b.dims(), true, opt.trans_batch_b, opt.trans_b);
   const int64_t m = oa.rows(), k = oa.cols(), n = ob.cols();
   if (ob.rows() != k)
-    return ctx.error("inner dimensions differ: A " + dims_to_string(a.dims()) + " and B " +
-                     dims_to_string(b.dims()) + " (K " + std::to_string(k) + " vs " +
+    return ctx.error("inner dimensions differ: A " + ir::dims_string(a.dims()) + " and B " +
+                     ir::dims_string(b.dims()) + " (K " + std::to_string(k) + " vs " +
                      std::to_string(ob.rows()) + ")");
   const std::vector<int64_t> a_batch(oa.dims.begin(), oa.dims.end() - 2);
   const std::vector<int64_t> b_batch(ob.dims.begin(), ob.dims.end() - 2);
@@ -159,8 +159,8 @@ Status run_gemm(KernelContext& ctx, const Activation& act) {
   const ir::Tensor* c = ctx.input(2);
   const ir::Node& node = ctx.node();
   if (a.rank() != 2 || b.rank() != 2)
-    return ctx.error("A and B must be 2-D, got " + dims_to_string(a.dims()) + " and " +
-                     dims_to_string(b.dims()));
+    return ctx.error("A and B must be 2-D, got " + ir::dims_string(a.dims()) + " and " +
+                     ir::dims_string(b.dims()));
   if (a.dtype() != b.dtype() || (c != nullptr && c->dtype() != a.dtype()))
     return ctx.error("A, B and C must have the same element type");
   const bool ta = node.attr_int("transA", 0) != 0, tb = node.attr_int("transB", 0) != 0;
@@ -168,8 +168,8 @@ Status run_gemm(KernelContext& ctx, const Activation& act) {
   const int64_t m = ta ? a.dims()[1] : a.dims()[0], k = ta ? a.dims()[0] : a.dims()[1];
   const int64_t n = tb ? b.dims()[0] : b.dims()[1], kb = tb ? b.dims()[1] : b.dims()[0];
   if (k != kb)
-    return ctx.error("inner dimensions differ: A " + dims_to_string(a.dims()) + " and B " +
-                     dims_to_string(b.dims()) + " with transA=" + std::to_string(ta) +
+    return ctx.error("inner dimensions differ: A " + ir::dims_string(a.dims()) + " and B " +
+                     ir::dims_string(b.dims()) + " with transA=" + std::to_string(ta) +
                      " transB=" + std::to_string(tb));
   if (c != nullptr)
     XOPT_RETURN_IF_ERROR(

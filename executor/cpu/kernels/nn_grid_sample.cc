@@ -47,8 +47,8 @@ Status grid_sample(KernelContext& ctx) {
   const size_t r = x->rank() - 2;
   if (x->rank() < 3 || grid->rank() != x->rank() ||
       grid->dims().back() != static_cast<int64_t>(r) || grid->dims()[0] != x->dims()[0])
-    return ctx.error("X " + dstr(x->dims()) + " and grid " + dstr(grid->dims()) +
-                     " must be [N, C, D1..Dr] and [N, O1..Or, r]");
+    return ctx.error("X " + ir::dims_string(x->dims()) + " and grid " +
+                     ir::dims_string(grid->dims()) + " must be [N, C, D1..Dr] and [N, O1..Or, r]");
   if (ctx.opset() < 20 && r != 2) return ctx.error("GridSample before opset 20 is 2-D only");
   std::string mode = ctx.node().attr_string("mode", ctx.opset() < 20 ? "bilinear" : "linear");
   if (mode == "bilinear") mode = "linear";
@@ -160,7 +160,7 @@ Status affine_grid(KernelContext& ctx) {
   const int64_t n = size[0];
   if (theta->rank() != 3 || theta->dims()[0] != n || theta->dims()[1] != static_cast<int64_t>(r) ||
       theta->dims()[2] != static_cast<int64_t>(r + 1))
-    return ctx.error("theta " + dstr(theta->dims()) + " does not match size");
+    return ctx.error("theta " + ir::dims_string(theta->dims()) + " does not match size");
   const bool align = ctx.node().attr_int("align_corners", 0) != 0;
   const std::vector<int64_t> sp(size.begin() + 2, size.end());
   auto base = [&](int64_t i, int64_t len) {

@@ -26,7 +26,8 @@ Status loss(KernelContext& ctx, bool softmax) {
   std::vector<int64_t> want = {n};
   want.insert(want.end(), xd.begin() + 2, xd.end());
   if (target->dims() != want)
-    return ctx.error("target " + dstr(target->dims()) + " must be " + dstr(want));
+    return ctx.error("target " + ir::dims_string(target->dims()) + " must be " +
+                     ir::dims_string(want));
   if (weight != nullptr && weight->numel() != c)
     return ctx.error("weight must have C = " + std::to_string(c) + " elements");
   const std::string reduction = ctx.node().attr_string("reduction", "mean");

@@ -29,7 +29,8 @@ Status rms_norm(KernelContext& ctx) {
   const int64_t outer = prod(dims, 0, static_cast<size_t>(axis));
   const int64_t inner = prod(dims, static_cast<size_t>(axis));
   if (!broadcasts_to(scale->dims(), dims))
-    return ctx.error("scale " + dstr(scale->dims()) + " does not broadcast to X " + dstr(dims));
+    return ctx.error("scale " + ir::dims_string(scale->dims()) + " does not broadcast to X " +
+                     ir::dims_string(dims));
   const std::vector<double> xv = doubles(*x);
   const std::vector<double> sv = doubles(*scale);
   const auto soff = broadcast_offsets(scale->dims(), dims);

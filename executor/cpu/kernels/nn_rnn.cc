@@ -318,8 +318,8 @@ std::vector<C> to_compute_vector(const ir::Tensor* t) {
 Status check_dims(const KernelContext& ctx, const ir::Tensor* t, const std::vector<int64_t>& want,
                   const char* what) {
   if (t == nullptr || t->dims() == want) return Status::ok();
-  return ctx.error(std::string(what) + " is " + dims_to_string(t->dims()) + ", expected " +
-                   dims_to_string(want));
+  return ctx.error(std::string(what) + " is " + ir::dims_string(t->dims()) + ", expected " +
+                   ir::dims_string(want));
 }
 
 // The shared body of RNN, GRU, LSTM and DynamicQuantizeLSTM.
@@ -337,8 +337,8 @@ Status run_recurrent(KernelContext& ctx, Cell cell, bool quantized) {
   const int64_t layout = quantized || ctx.opset() < 14 ? 0 : node.attr_int("layout", 0);
   if (layout != 0 && layout != 1) return ctx.error("layout must be 0 or 1");
   if (x.rank() != 3 || w.rank() != 3 || r.rank() != 3)
-    return ctx.error("X, W and R must have rank 3, got " + dims_to_string(x.dims()) + ", " +
-                     dims_to_string(w.dims()) + " and " + dims_to_string(r.dims()));
+    return ctx.error("X, W and R must have rank 3, got " + ir::dims_string(x.dims()) + ", " +
+                     ir::dims_string(w.dims()) + " and " + ir::dims_string(r.dims()));
   Config cf;
   cf.cell = cell;
   const int64_t G = gates_of(cell);

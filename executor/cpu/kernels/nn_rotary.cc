@@ -32,7 +32,7 @@ Status rotary_embedding(KernelContext& ctx) {
     s = xd[1];
     d = xd[2] / h;
   } else {
-    return ctx.error("X must be 3-D or 4-D, got " + dstr(xd));
+    return ctx.error("X must be 3-D or 4-D, got " + ir::dims_string(xd));
   }
   int64_t r = ctx.node().attr_int("rotary_embedding_dim", 0);
   if (r == 0) r = d;
@@ -40,7 +40,8 @@ Status rotary_embedding(KernelContext& ctx) {
   const int64_t half = r / 2;
   const bool interleaved = ctx.node().attr_int("interleaved", 0) != 0;
   if (cos_t->dims() != sin_t->dims() || cos_t->dims().empty() || cos_t->dims().back() != half)
-    return ctx.error("cos_cache " + dstr(cos_t->dims()) + " / sin_cache " + dstr(sin_t->dims()) +
+    return ctx.error("cos_cache " + ir::dims_string(cos_t->dims()) + " / sin_cache " +
+                     ir::dims_string(sin_t->dims()) +
                      " must end in rotary_embedding_dim / 2 = " + std::to_string(half));
   std::vector<int64_t> positions;
   if (pos != nullptr) {

@@ -10,6 +10,7 @@
 
 #include "executor/cpu/dispatch.h"
 #include "executor/cpu/kernel.h"
+#include "executor/window.h"
 #include "ir/tensor.h"
 
 namespace xopt::exec::nn {
@@ -27,76 +28,13 @@ inline int64_t product(const std::vector<int64_t>& v, size_t from = 0, size_t to
   return p;
 }
 
-// Geometry of a sliding window over the spatial dims of an [N, C, D1, ..., Dr] tensor.
-struct Window {
-  std::vector<int64_t> kernel;     // r
-  std::vector<int64_t> strides;    // r
-  std::vector<int64_t> dilations;  // r
-  std::vector<int64_t> pads;       // 2r: begins then ends
-  std::vector<int64_t> in;         // r input spatial dims
-  std::vector<int64_t> out;        // r output spatial dims
-  size_t rank() const { return kernel.size(); }
-  int64_t extent(size_t i) const { return (kernel[i] - 1) * dilations[i] + 1; }
-};
-
-// Reads kernel_shape (or takes `kernel` when the attribute is absent and kernel is not empty),
-// strides, dilations, pads and auto_pad, and computes the output dims per the Conv/Pool spec.
-// `ceil_mode` is the pooling flag (false for Conv).
+// The Conv/Pool window (executor/window.h: the geometry both executors share), errors naming the
+// node. `ceil_mode` is the pooling flag (false for Conv).
 inline Result<Window> make_window(const KernelContext& ctx, const std::vector<int64_t>& x_dims,
                                   std::vector<int64_t> kernel, bool ceil_mode,
                                   bool use_dilations = true) {
-  const ir::Node& node = ctx.node();
-  if (x_dims.size() < 3)
-    return ctx.error("input must have rank >= 3 ([N, C, spatial...]), got rank " +
-                     std::to_string(x_dims.size()));
-  const size_t r = x_dims.size() - 2;
-  Window w;
-  w.in.assign(x_dims.begin() + 2, x_dims.end());
-  if (node.has_attr("kernel_shape")) kernel = node.attr_ints("kernel_shape");
-  if (kernel.size() != r)
-    return ctx.error("kernel_shape has " + std::to_string(kernel.size()) +
-                     " dims but the input has " + std::to_string(r) + " spatial dims");
-  w.kernel = kernel;
-  w.strides = node.attr_ints("strides", std::vector<int64_t>(r, 1));
-  w.dilations = use_dilations ? node.attr_ints("dilations", std::vector<int64_t>(r, 1))
-                              : std::vector<int64_t>(r, 1);
-  w.pads = node.attr_ints("pads", std::vector<int64_t>(2 * r, 0));
-  if (w.strides.size() != r || w.dilations.size() != r || w.pads.size() != 2 * r)
-    return ctx.error("strides/dilations/pads do not match the " + std::to_string(r) +
-                     " spatial dims of the input");
-  for (size_t i = 0; i < r; ++i) {
-    if (w.strides[i] < 1 || w.dilations[i] < 1 || w.kernel[i] < 1)
-      return ctx.error("kernel_shape, strides and dilations must be positive");
-    if (w.pads[i] < 0 || w.pads[i + r] < 0) return ctx.error("pads must be non-negative");
-  }
-  std::string auto_pad = node.attr_string("auto_pad", "NOTSET");
-  w.out.resize(r);
-  for (size_t i = 0; i < r; ++i) {
-    const int64_t ext = w.extent(i);
-    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-      w.out[i] = (w.in[i] + w.strides[i] - 1) / w.strides[i];
-      const int64_t total = std::max<int64_t>(0, (w.out[i] - 1) * w.strides[i] + ext - w.in[i]);
-      const int64_t small = total / 2;
-      w.pads[i] = auto_pad == "SAME_UPPER" ? small : total - small;
-      w.pads[i + r] = total - w.pads[i];
-    } else if (auto_pad == "VALID") {
-      w.pads[i] = w.pads[i + r] = 0;
-      w.out[i] = w.in[i] >= ext ? (w.in[i] - ext) / w.strides[i] + 1 : 0;
-    } else if (auto_pad == "NOTSET" || auto_pad.empty()) {
-      const int64_t span = w.in[i] + w.pads[i] + w.pads[i + r] - ext;
-      if (span < 0) {
-        w.out[i] = 0;
-      } else if (ceil_mode) {
-        w.out[i] = (span + w.strides[i] - 1) / w.strides[i] + 1;
-        // The last window must start inside the input or its left padding.
-        if ((w.out[i] - 1) * w.strides[i] >= w.in[i] + w.pads[i]) --w.out[i];
-      } else {
-        w.out[i] = span / w.strides[i] + 1;
-      }
-    } else {
-      return ctx.error("unknown auto_pad '" + auto_pad + "'");
-    }
-  }
+  Result<Window> w = window_of(ctx.node(), x_dims, std::move(kernel), ceil_mode, use_dilations);
+  if (!w.is_ok()) return ctx.error(w.status().message());
   return w;
 }
 

@@ -9,6 +9,7 @@
 
 #include "executor/cpu/dispatch.h"
 #include "executor/cpu/kernel.h"
+#include "ir/dims_string.h"
 #include "ir/tensor.h"
 
 namespace xopt::exec::ops {
@@ -112,12 +113,6 @@ inline bool broadcasts_to(const std::vector<int64_t>& src, const std::vector<int
   for (size_t i = 0; i < src.size(); ++i)
     if (src[i] != 1 && src[i] != dst[pad + i]) return false;
   return true;
-}
-
-inline std::string dstr(const std::vector<int64_t>& d) {
-  std::string s = "[";
-  for (size_t i = 0; i < d.size(); ++i) s += (i ? "," : "") + std::to_string(d[i]);
-  return s + "]";
 }
 
 }  // namespace xopt::exec::ops

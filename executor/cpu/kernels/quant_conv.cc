@@ -18,7 +18,7 @@ Result<ir::Tensor> shifted_weights(const KernelContext& ctx, const ir::Tensor& w
     return ctx.error(
         "the weights' zero point must be a scalar or have one value per output "
         "channel, got " +
-        dims_str(zp->dims()) + " for W " + dims_str(w.dims()));
+        ir::dims_string(zp->dims()) + " for W " + ir::dims_string(w.dims()));
   XOPT_ASSIGN_OR_RETURN(ir::Tensor out, shifted_double(ctx, w, nullptr, false, "W"));
   const int64_t per = w.numel() / std::max<int64_t>(1, w.dims()[0]);
   double* o = out.mutable_data<double>();
@@ -77,7 +77,7 @@ Status qlinear_conv(KernelContext& ctx) {
   const int64_t m_out = w.rank() > 0 ? w.dims()[0] : 0;
   if (w_scale.numel() != 1 && w_scale.numel() != m_out)
     return ctx.error("w_scale must be a scalar or have one value per output channel (" +
-                     std::to_string(m_out) + "), got " + dims_str(w_scale.dims()));
+                     std::to_string(m_out) + "), got " + ir::dims_string(w_scale.dims()));
   const ir::Tensor* bias = ctx.input(8);
   if (bias != nullptr && bias->dtype() != ir::DType::kInt32)
     return ctx.error("B must be int32, got " + std::string(ir::dtype_name(bias->dtype())));

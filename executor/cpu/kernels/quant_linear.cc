@@ -61,8 +61,8 @@ Result<ScaleMap> scale_map(const KernelContext& ctx, const ir::Tensor& x, const 
   if (block == 0) {
     if (scale.rank() != 1 || scale.dims()[0] != m.dim)
       return ctx.error("a per-axis scale must be 1-D with " + std::to_string(m.dim) +
-                       " elements (dim " + std::to_string(axis) + " of " + dims_str(x.dims()) +
-                       "), got " + dims_str(scale.dims()));
+                       " elements (dim " + std::to_string(axis) + " of " +
+                       ir::dims_string(x.dims()) + "), got " + ir::dims_string(scale.dims()));
     return m;
   }
   m.block = block;
@@ -70,9 +70,9 @@ Result<ScaleMap> scale_map(const KernelContext& ctx, const ir::Tensor& x, const 
   std::vector<int64_t> want = x.dims();
   want[a] = m.blocks;
   if (scale.dims() != want)
-    return ctx.error("a blocked scale for " + dims_str(x.dims()) + " with block_size " +
+    return ctx.error("a blocked scale for " + ir::dims_string(x.dims()) + " with block_size " +
                      std::to_string(block) + " on axis " + std::to_string(axis) + " must be " +
-                     dims_str(want) + ", got " + dims_str(scale.dims()));
+                     ir::dims_string(want) + ", got " + ir::dims_string(scale.dims()));
   return m;
 }
 

@@ -47,7 +47,7 @@ RowCol row_col(const ir::Tensor& y) {
 Status check_vector(const KernelContext& ctx, const ir::Tensor* t, int64_t n, const char* what) {
   if (t == nullptr || t->numel() == 1 || (t->rank() == 1 && t->dims()[0] == n)) return Status::ok();
   return ctx.error(std::string(what) + " must be a scalar or have " + std::to_string(n) +
-                   " elements, got " + dims_str(t->dims()));
+                   " elements, got " + ir::dims_string(t->dims()));
 }
 double element(const std::vector<double>& v, int64_t i) {
   return v.size() == 1 ? v[0] : v[static_cast<size_t>(i)];
@@ -113,7 +113,7 @@ Status scale_bias_output(KernelContext& ctx, const ir::Tensor& acc, float a_scal
   XOPT_RETURN_IF_ERROR(check_vector(ctx, &b_scale, rc.cols, "b_scale"));
   if (bias != nullptr && !(bias->rank() == 1 && bias->dims()[0] == rc.cols))
     return ctx.error("bias must be 1-D with " + std::to_string(rc.cols) + " elements, got " +
-                     dims_str(bias->dims()));
+                     ir::dims_string(bias->dims()));
   const std::vector<double> bs = values_of(b_scale);
   const std::vector<double> bias_v = bias != nullptr ? values_of(*bias) : std::vector<double>();
   std::vector<float> mult(static_cast<size_t>(rc.cols));

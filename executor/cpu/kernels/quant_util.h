@@ -114,8 +114,8 @@ inline Result<ir::Tensor> shifted_double(const KernelContext& ctx, const ir::Ten
   if (per_row && zd.size() == 1 && zd[0] > 1 && q.rank() >= 2) zd.push_back(1);
   auto dims = broadcast_shapes({q.dims(), zd});
   if (!dims.is_ok() || *dims != q.dims())
-    return ctx.error(std::string(what) + "'s zero point " + dims_to_string(zp->dims()) +
-                     " does not broadcast to " + dims_to_string(q.dims()));
+    return ctx.error(std::string(what) + "'s zero point " + ir::dims_string(zp->dims()) +
+                     " does not broadcast to " + ir::dims_string(q.dims()));
   if (zp->numel() == 1) {
     const double z = zp->as_double(0);
     for (int64_t i = 0; i < n; ++i) o[i] -= z;

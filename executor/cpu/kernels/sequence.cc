@@ -32,7 +32,7 @@ Result<int64_t> position(const KernelContext& ctx, size_t i, int64_t n, bool end
   if (p == nullptr) return dflt;
   if ((p->dtype() != ir::DType::kInt32 && p->dtype() != ir::DType::kInt64) || p->numel() != 1)
     return ctx.error("position must be one int32 or int64, got " +
-                     std::string(ir::dtype_name(p->dtype())) + dims_str(p->dims()));
+                     std::string(ir::dtype_name(p->dtype())) + ir::dims_string(p->dims()));
   const int64_t pos = p->as_int64(0);
   const int64_t hi = end_ok ? n : n - 1;
   if (pos < -n || pos > hi)
@@ -138,8 +138,9 @@ Status split_to_sequence(KernelContext& ctx) {
         sum += v;
       }
       if (sum != len)
-        return ctx.error("split " + dims_str(s) + " sums to " + std::to_string(sum) + ", not to " +
-                         std::to_string(len) + " (axis " + std::to_string(axis) + ")");
+        return ctx.error("split " + ir::dims_string(s) + " sums to " + std::to_string(sum) +
+                         ", not to " + std::to_string(len) + " (axis " + std::to_string(axis) +
+                         ")");
       lengths = s;
     } else {
       return ctx.error("split must be a scalar or 1-D, got rank " + std::to_string(split->rank()));
@@ -193,17 +194,18 @@ Status concat_from_sequence(KernelContext& ctx) {
                        " and " + std::string(ir::dtype_name(t.dtype())));
     std::vector<int64_t> dims = t.dims();
     if (static_cast<int64_t>(dims.size()) != elem_rank)
-      return ctx.error("element " + std::to_string(k) + " has shape " + dims_str(dims) +
-                       " but element 0 has " + dims_str(items[0].dims()));
+      return ctx.error("element " + std::to_string(k) + " has shape " + ir::dims_string(dims) +
+                       " but element 0 has " + ir::dims_string(items[0].dims()));
     if (new_axis) dims.insert(dims.begin() + axis, 1);
     if (k == 0) {
       out_dims = dims;
     } else {
       for (size_t d = 0; d < dims.size(); ++d)
         if (d != a && dims[d] != out_dims[d])
-          return ctx.error("element " + std::to_string(k) + " has shape " + dims_str(t.dims()) +
-                           ", which does not fit element 0's " + dims_str(items[0].dims()) +
-                           " along axis " + std::to_string(axis));
+          return ctx.error("element " + std::to_string(k) + " has shape " +
+                           ir::dims_string(t.dims()) + ", which does not fit element 0's " +
+                           ir::dims_string(items[0].dims()) + " along axis " +
+                           std::to_string(axis));
       out_dims[a] += dims[a];
     }
     parts.push_back(t.dtype() == ir::DType::kString ? Tensor::of_strings(dims, t.strings())

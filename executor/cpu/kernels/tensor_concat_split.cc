@@ -23,8 +23,8 @@ Status concat(KernelContext& ctx) {
     bool same = x->rank() == first.rank() && x->dtype() == first.dtype();
     for (size_t i = 0; same && i < x->rank(); ++i) same = i == a || x->dims()[i] == first.dims()[i];
     if (!same)
-      return ctx.error("input " + dims_str(x->dims()) + " does not match " +
-                       dims_str(first.dims()) + " outside axis " + std::to_string(axis) +
+      return ctx.error("input " + ir::dims_string(x->dims()) + " does not match " +
+                       ir::dims_string(first.dims()) + " outside axis " + std::to_string(axis) +
                        " (or has another type)");
     out_dims[a] += x->dims()[a];
   }
@@ -62,11 +62,11 @@ Result<std::vector<int64_t>> split_sizes(KernelContext& ctx, int64_t dim) {
   if (!split.empty()) {
     int64_t sum = 0;
     for (int64_t s : split) {
-      if (s < 0) return ctx.error("split " + dims_str(split) + " has a negative size");
+      if (s < 0) return ctx.error("split " + ir::dims_string(split) + " has a negative size");
       sum += s;
     }
     if (sum != dim || static_cast<int64_t>(split.size()) != n)
-      return ctx.error("split " + dims_str(split) + " does not cover a dim of " +
+      return ctx.error("split " + ir::dims_string(split) + " does not cover a dim of " +
                        std::to_string(dim) + " with " + std::to_string(n) + " outputs");
     return split;
   }

@@ -11,7 +11,7 @@ Status expand(KernelContext& ctx) {
   XOPT_ASSIGN_OR_RETURN(const ir::Tensor* x, required_input(ctx, 0, "input"));
   XOPT_ASSIGN_OR_RETURN(auto shape, int_input(ctx, 1, "shape"));
   for (int64_t d : shape)
-    if (d < 0) return ctx.error("shape " + dims_str(shape) + " has a negative dim");
+    if (d < 0) return ctx.error("shape " + ir::dims_string(shape) + " has a negative dim");
   auto out = broadcast_shapes({x->dims(), shape});
   if (!out.is_ok()) return out.status().with_context(ctx.node().describe() + ": ");
   return emit_strided(ctx, *x, *out, broadcast_strides(x->dims(), *out));
@@ -23,12 +23,13 @@ Status tile(KernelContext& ctx) {
   XOPT_ASSIGN_OR_RETURN(const ir::Tensor* x, required_input(ctx, 0, "input"));
   XOPT_ASSIGN_OR_RETURN(auto repeats, int_input(ctx, 1, "repeats"));
   if (repeats.size() != x->rank())
-    return ctx.error("repeats " + dims_str(repeats) + " do not match the input rank " +
+    return ctx.error("repeats " + ir::dims_string(repeats) + " do not match the input rank " +
                      std::to_string(x->rank()));
   const auto st = strides_of(x->dims());
   std::vector<int64_t> out_dims, view_dims, view_strides;
   for (size_t i = 0; i < x->rank(); ++i) {
-    if (repeats[i] < 0) return ctx.error("repeats " + dims_str(repeats) + " has a negative entry");
+    if (repeats[i] < 0)
+      return ctx.error("repeats " + ir::dims_string(repeats) + " has a negative entry");
     out_dims.push_back(repeats[i] * x->dims()[i]);
     view_dims.insert(view_dims.end(), {repeats[i], x->dims()[i]});
     view_strides.insert(view_strides.end(), {0, st[i]});

@@ -57,8 +57,8 @@ Status gather_elements(KernelContext& ctx) {
   if (ind.rank() != rank) return ctx.error("indices and data differ in rank");
   for (size_t i = 0; i < rank; ++i)
     if (static_cast<int64_t>(i) != axis && ind.dims()[i] > x->dims()[i])
-      return ctx.error("indices " + dims_str(ind.dims()) + " exceed data " + dims_str(x->dims()) +
-                       " outside the axis");
+      return ctx.error("indices " + ir::dims_string(ind.dims()) + " exceed data " +
+                       ir::dims_string(x->dims()) + " outside the axis");
   const auto a = static_cast<size_t>(axis);
   const int64_t dim = x->dims()[a];
   for (int64_t& i : indices) {
@@ -151,7 +151,8 @@ Status scatter_nd(KernelContext& ctx) {
   std::vector<int64_t> want(ind.dims().begin(), ind.dims().end() - 1);
   want.insert(want.end(), x->dims().begin() + static_cast<int64_t>(k), x->dims().end());
   if (upd->dims() != want || upd->dtype() != x->dtype())
-    return ctx.error("updates " + dims_str(upd->dims()) + " should be " + dims_str(want));
+    return ctx.error("updates " + ir::dims_string(upd->dims()) + " should be " +
+                     ir::dims_string(want));
   const int64_t slice = product(x->dims(), k, x->rank());
   const int64_t count = product(ind.dims(), 0, ind.rank() - 1);
   const auto xs = strides_of(x->dims());

@@ -128,7 +128,7 @@ Status pad(KernelContext& ctx) {
     for (int64_t i = 0; i < rank; ++i) axes.push_back(i);
   }
   if (pads.size() != 2 * axes.size())
-    return ctx.error("pads " + dims_str(pads) + " should have 2 entries per axis (" +
+    return ctx.error("pads " + ir::dims_string(pads) + " should have 2 entries per axis (" +
                      std::to_string(axes.size()) + " axes)");
   std::string mode_name = ctx.node().attr_string("mode", "constant");
   PadMode mode;
@@ -148,7 +148,7 @@ Status pad(KernelContext& ctx) {
   for (size_t i = 0; i < axes.size(); ++i) {
     XOPT_ASSIGN_OR_RETURN(int64_t a, normalize_axis(ctx, axes[i], rank, "axes entry"));
     if (seen[static_cast<size_t>(a)])
-      return ctx.error("axes " + dims_str(axes) + " repeat an axis");
+      return ctx.error("axes " + ir::dims_string(axes) + " repeat an axis");
     seen[static_cast<size_t>(a)] = true;
     begin[static_cast<size_t>(a)] = pads[i];
     end[static_cast<size_t>(a)] = pads[i + axes.size()];

@@ -9,7 +9,8 @@ namespace {
 // Output 0 is x with new dims: x's bytes where the allocator allows it, else a copy.
 Status emit_copy(KernelContext& ctx, const ir::Tensor& x, const std::vector<int64_t>& dims) {
   if (product(dims) != x.numel())
-    return ctx.error("cannot give " + dims_str(x.dims()) + " the shape " + dims_str(dims));
+    return ctx.error("cannot give " + ir::dims_string(x.dims()) + " the shape " +
+                     ir::dims_string(dims));
   return ctx.forward(0, x.reshaped(dims));
 }
 
@@ -27,26 +28,26 @@ Status reshape(KernelContext& ctx) {
   int64_t infer = -1, known = 1;
   for (size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] == -1) {
-      if (infer >= 0) return ctx.error("shape " + dims_str(shape) + " has more than one -1");
+      if (infer >= 0) return ctx.error("shape " + ir::dims_string(shape) + " has more than one -1");
       infer = static_cast<int64_t>(i);
       continue;
     }
     if (shape[i] == 0 && !allowzero) {
       if (i >= x->rank())
-        return ctx.error("shape " + dims_str(shape) + " copies dim " + std::to_string(i) +
+        return ctx.error("shape " + ir::dims_string(shape) + " copies dim " + std::to_string(i) +
                          " of an input of rank " + std::to_string(x->rank()));
       shape[i] = x->dims()[i];
     } else if (shape[i] < 0) {
-      return ctx.error("shape " + dims_str(shape) + " has a negative dim");
+      return ctx.error("shape " + ir::dims_string(shape) + " has a negative dim");
     }
     known *= shape[i];
   }
   if (infer >= 0) {
     if (allowzero && std::find(shape.begin(), shape.end(), 0) != shape.end())
-      return ctx.error("shape " + dims_str(shape) + " has both 0 and -1 with allowzero=1");
+      return ctx.error("shape " + ir::dims_string(shape) + " has both 0 and -1 with allowzero=1");
     if (known == 0 || x->numel() % known != 0)
-      return ctx.error("cannot infer the -1 of shape " + dims_str(shape) + " for input " +
-                       dims_str(x->dims()));
+      return ctx.error("cannot infer the -1 of shape " + ir::dims_string(shape) + " for input " +
+                       ir::dims_string(x->dims()));
     shape[static_cast<size_t>(infer)] = x->numel() / known;
   }
   return emit_copy(ctx, *x, shape);
@@ -90,8 +91,8 @@ Status squeeze(KernelContext& ctx) {
     for (int64_t a : axes) {
       XOPT_ASSIGN_OR_RETURN(int64_t n, normalize_axis(ctx, a, rank, "axes entry"));
       if (x->dims()[static_cast<size_t>(n)] != 1)
-        return ctx.error("cannot squeeze axis " + std::to_string(a) + " of " + dims_str(x->dims()) +
-                         ": its size is not 1");
+        return ctx.error("cannot squeeze axis " + std::to_string(a) + " of " +
+                         ir::dims_string(x->dims()) + ": its size is not 1");
       drop[static_cast<size_t>(n)] = true;
     }
   }
@@ -113,7 +114,7 @@ Status unsqueeze(KernelContext& ctx) {
   for (int64_t a : axes) {
     XOPT_ASSIGN_OR_RETURN(int64_t n, normalize_axis(ctx, a, out_rank, "axes entry"));
     if (inserted[static_cast<size_t>(n)])
-      return ctx.error("axes " + dims_str(axes) + " name the same axis twice");
+      return ctx.error("axes " + ir::dims_string(axes) + " name the same axis twice");
     inserted[static_cast<size_t>(n)] = true;
   }
   std::vector<int64_t> dims;

@@ -158,8 +158,8 @@ Status tensor_scatter(KernelContext& ctx) {
   const auto a = static_cast<size_t>(axis);
   for (size_t d = 0; d < past->rank(); ++d)
     if (d != a && past->dims()[d] != upd->dims()[d])
-      return ctx.error("update " + dstr(upd->dims()) + " does not match cache " +
-                       dstr(past->dims()));
+      return ctx.error("update " + ir::dims_string(upd->dims()) + " does not match cache " +
+                       ir::dims_string(past->dims()));
   const bool circular = ctx.node().attr_string("mode", "linear") == "circular";
   const int64_t batch = past->dims()[0], max_len = past->dims()[a], len = upd->dims()[a];
   std::vector<int64_t> w(static_cast<size_t>(batch), 0);

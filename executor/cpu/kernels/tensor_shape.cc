@@ -37,7 +37,7 @@ Status size(KernelContext& ctx) {
 Status constant_of_shape(KernelContext& ctx) {
   XOPT_ASSIGN_OR_RETURN(auto dims, int_input(ctx, 0, "input"));
   for (int64_t d : dims)
-    if (d < 0) return ctx.error("shape " + dims_str(dims) + " has a negative dim");
+    if (d < 0) return ctx.error("shape " + ir::dims_string(dims) + " has a negative dim");
   ir::Tensor value = ctx.node().attr_tensor("value");
   if (value.empty()) value = ir::Tensor::scalar<float>(0.0f);
   if (value.numel() != 1)

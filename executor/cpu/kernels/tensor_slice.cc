@@ -31,8 +31,9 @@ Status slice(KernelContext& ctx) {
     for (size_t i = 0; i < n; ++i) axes.push_back(static_cast<int64_t>(i));
   if (steps.empty()) steps.assign(n, 1);
   if (ends.size() != n || axes.size() != n || steps.size() != n)
-    return ctx.error("starts " + dims_str(starts) + ", ends " + dims_str(ends) + ", axes " +
-                     dims_str(axes) + " and steps " + dims_str(steps) + " differ in length");
+    return ctx.error("starts " + ir::dims_string(starts) + ", ends " + ir::dims_string(ends) +
+                     ", axes " + ir::dims_string(axes) + " and steps " + ir::dims_string(steps) +
+                     " differ in length");
 
   std::vector<int64_t> out_dims = x->dims();
   const auto in_strides = strides_of(x->dims());
@@ -43,10 +44,10 @@ Status slice(KernelContext& ctx) {
     XOPT_ASSIGN_OR_RETURN(int64_t ax,
                           normalize_axis(ctx, axes[i], static_cast<int64_t>(rank), "axes entry"));
     const auto a = static_cast<size_t>(ax);
-    if (seen[a]) return ctx.error("axes " + dims_str(axes) + " repeat an axis");
+    if (seen[a]) return ctx.error("axes " + ir::dims_string(axes) + " repeat an axis");
     seen[a] = true;
     const int64_t dim = x->dims()[a], step = steps[i];
-    if (step == 0) return ctx.error("steps " + dims_str(steps) + " contain 0");
+    if (step == 0) return ctx.error("steps " + ir::dims_string(steps) + " contain 0");
     int64_t start = starts[i], end = ends[i];
     if (start < 0) start += dim;
     if (end < 0) end += dim;

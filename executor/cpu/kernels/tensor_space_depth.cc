@@ -45,8 +45,8 @@ Status space_to_depth(KernelContext& ctx) {
   XOPT_ASSIGN_OR_RETURN(bool crd, crd_mode(ctx, ctx.opset() >= 28));
   const int64_t n = x->dims()[0], c = x->dims()[1], h = x->dims()[2], w = x->dims()[3];
   if (h % b != 0 || w % b != 0)
-    return ctx.error("spatial dims " + dims_str(x->dims()) + " are not multiples of blocksize " +
-                     std::to_string(b));
+    return ctx.error("spatial dims " + ir::dims_string(x->dims()) +
+                     " are not multiples of blocksize " + std::to_string(b));
   const int64_t hh = h / b, ww = w / b, hw = h * w;
   std::vector<int64_t> view, strides;
   if (crd) {

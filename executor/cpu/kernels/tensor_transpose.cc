@@ -11,13 +11,13 @@ Status transpose(KernelContext& ctx) {
   if (!ctx.node().has_attr("perm"))
     for (size_t i = 0; i < rank; ++i) perm.push_back(static_cast<int64_t>(rank - 1 - i));
   if (perm.size() != rank)
-    return ctx.error("perm " + dims_str(perm) + " does not match the input rank " +
+    return ctx.error("perm " + ir::dims_string(perm) + " does not match the input rank " +
                      std::to_string(rank));
   std::vector<bool> seen(rank, false);
   for (int64_t& p : perm) {
     XOPT_ASSIGN_OR_RETURN(p, normalize_axis(ctx, p, static_cast<int64_t>(rank), "perm entry"));
     if (seen[static_cast<size_t>(p)])
-      return ctx.error("perm " + dims_str(perm) + " repeats an axis");
+      return ctx.error("perm " + ir::dims_string(perm) + " repeats an axis");
     seen[static_cast<size_t>(p)] = true;
   }
   const auto in_strides = strides_of(x->dims());

@@ -16,6 +16,7 @@
 #include "executor/cpu/dispatch.h"
 #include "executor/cpu/kernel.h"
 #include "executor/cpu/parallel.h"
+#include "ir/dims_string.h"
 #include "ir/tensor.h"
 
 namespace xopt::exec {
@@ -96,12 +97,6 @@ inline std::vector<int64_t> strides_of(const std::vector<int64_t>& dims) {
   std::vector<int64_t> s(dims.size(), 1);
   for (size_t i = dims.size(); i-- > 1;) s[i - 1] = s[i] * dims[i];
   return s;
-}
-
-inline std::string dims_str(const std::vector<int64_t>& dims) {
-  std::string s = "[";
-  for (size_t i = 0; i < dims.size(); ++i) s += (i ? "," : "") + std::to_string(dims[i]);
-  return s + "]";
 }
 
 // `axis` in [-rank, rank) mapped to [0, rank), or an error naming the attribute.

@@ -124,8 +124,8 @@ Result<Launch> with_bias(CompileContext& ctx, UnaryOp op, const UnaryParams& prm
   for (size_t i = 0; row && i < bd.size(); ++i)
     row = bd[bd.size() - 1 - i] == x->dims[x->dims.size() - 1 - i];
   if (!row || y->dims != x->dims)
-    return ctx.unsupported("bias " + dims_text(bias->dims) + " is not a row of input " +
-                           dims_text(x->dims));
+    return ctx.unsupported("bias " + ir::dims_string(bias->dims) + " is not a row of input " +
+                           ir::dims_string(x->dims));
   const int64_t n = x->numel(), bn = dims_product(bd);
   if (n == 0) return no_op_launch();
   const void* px = x->data;

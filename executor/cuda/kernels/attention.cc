@@ -126,21 +126,21 @@ Result<Launch> multi_head_attention(CompileContext& ctx) {
   if (k->rank() == 3 && v->rank() == 3) {
     if (k->dims[0] != b || k->dims[2] != d || v->dims[0] != b || v->dims[1] != k->dims[1] ||
         v->dims[2] % n != 0)
-      return ctx.error("key " + dims_str(k->dims) + " / value " + dims_str(v->dims) +
-                       " do not fit query " + dims_str(q->dims));
+      return ctx.error("key " + ir::dims_string(k->dims) + " / value " + ir::dims_string(v->dims) +
+                       " do not fit query " + ir::dims_string(q->dims));
     l = k->dims[1];
     hv = v->dims[2] / n;
   } else if (kv4) {
     if (k->dims[0] != b || k->dims[1] != n || k->dims[3] != h || v->dims[0] != b ||
         v->dims[1] != n || v->dims[2] != k->dims[2])
-      return ctx.error("key " + dims_str(k->dims) + " / value " + dims_str(v->dims) +
-                       " are not [B, N, L, H] for query " + dims_str(q->dims));
+      return ctx.error("key " + ir::dims_string(k->dims) + " / value " + ir::dims_string(v->dims) +
+                       " are not [B, N, L, H] for query " + ir::dims_string(q->dims));
     if (bias != nullptr) return ctx.unsupported("bias with key/value already split into heads");
     l = k->dims[2];
     hv = v->dims[3];
   } else {
-    return ctx.unsupported("key " + dims_str(k->dims) + " / value " + dims_str(v->dims) +
-                           " layout (packed or mixed ranks)");
+    return ctx.unsupported("key " + ir::dims_string(k->dims) + " / value " +
+                           ir::dims_string(v->dims) + " layout (packed or mixed ranks)");
   }
   if (bias != nullptr && bias->numel() != 2 * d + n * hv)
     return ctx.error("bias has " + std::to_string(bias->numel()) + " elements, expected " +
@@ -151,7 +151,7 @@ Result<Launch> multi_head_attention(CompileContext& ctx) {
     const auto& ad = attn_bias->dims;
     if (ad.size() != 4 || (ad[0] != 1 && ad[0] != b) || (ad[1] != 1 && ad[1] != n) || ad[2] != s ||
         ad[3] != l)
-      return ctx.error("attention_bias " + dims_str(ad) + " is not [B or 1, N or 1, S, L]");
+      return ctx.error("attention_bias " + ir::dims_string(ad) + " is not [B or 1, N or 1, S, L]");
     sp.attn_bias = attn_bias->data;
     sp.ab_b = ad[0], sp.ab_n = ad[1];
   }
@@ -167,7 +167,7 @@ Result<Launch> multi_head_attention(CompileContext& ctx) {
     else if (md.size() == 3 && md[0] == b && md[1] == s && md[2] == l)
       sp.mask_kind = KeyMask::k3d;
     else
-      return ctx.unsupported("key_padding_mask of shape " + dims_str(md));
+      return ctx.unsupported("key_padding_mask of shape " + ir::dims_string(md));
     sp.mask = mask->as<int32_t>();
   }
   sp.causal = node.attr_int("unidirectional", 0) != 0;

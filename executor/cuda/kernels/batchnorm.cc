@@ -33,7 +33,7 @@ Result<Launch> batch_norm(CompileContext& ctx) {
     return ctx.unsupported("training mode (batch statistics, running-mean outputs) is CPU only");
   const DeviceTensor& x = *ctx.input(0);
   if (x.rank() < 2)
-    return ctx.error("X must have rank >= 2 ([N, C, ...]), got " + dims_str(x.dims));
+    return ctx.error("X must have rank >= 2 ([N, C, ...]), got " + ir::dims_string(x.dims));
   XOPT_RETURN_IF_ERROR(check_output_dims(ctx, 0, x.dims));
   const int64_t n = x.dims[0], c = x.dims[1], sp = product(x.dims, 2);
   const bool per_activation = opset < 9 && node.attr_int("spatial", 1) == 0;

@@ -11,6 +11,7 @@
 #include "executor/cuda/check.h"
 #include "executor/cuda/kernel.h"
 #include "executor/cuda/kernels/launch_params.h"
+#include "ir/dims_string.h"
 #include "ir/dtype.h"
 
 namespace xopt::cuda {
@@ -62,12 +63,6 @@ inline Status same_type(const CompileContext& ctx, ir::DType t,
                              std::string(ir::dtype_name(d->dtype)) +
                              ") are not supported on the GPU");
   return Status::ok();
-}
-
-inline std::string dims_text(const std::vector<int64_t>& d) {
-  std::string s = "[";
-  for (size_t i = 0; i < d.size(); ++i) s += (i ? "," : "") + std::to_string(d[i]);
-  return s + "]";
 }
 
 inline std::string type_text(ir::DType t) {

@@ -67,13 +67,14 @@ Result<Launch> concat(CompileContext& ctx) {
     bool same = x->rank() == first.rank() && x->dtype == first.dtype;
     for (size_t i = 0; same && i < x->rank(); ++i) same = i == a || x->dims[i] == first.dims[i];
     if (!same)
-      return ctx.error("input " + dims_text(x->dims) + " does not match " + dims_text(first.dims) +
-                       " outside the axis");
+      return ctx.error("input " + ir::dims_string(x->dims) + " does not match " +
+                       ir::dims_string(first.dims) + " outside the axis");
     out[a] += x->dims[a];
     parts.emplace_back(x->data, x->dims[a] * inner);
   }
   if (out != y->dims || y->dtype != first.dtype)
-    return ctx.error("output dims " + dims_text(y->dims) + " expected " + dims_text(out));
+    return ctx.error("output dims " + ir::dims_string(y->dims) + " expected " +
+                     ir::dims_string(out));
   const int64_t outer = dims_product(out, 0, a);
   if (y->numel() == 0) return no_op_launch();
   return parts_launch(true, y->data, outer, out[a] * inner, parts, es);
@@ -96,7 +97,7 @@ Result<std::vector<int64_t>> split_sizes(const CompileContext& ctx, int64_t dim,
       sum += s;
     }
     if (sum != dim || static_cast<int64_t>(split.size()) != n)
-      return ctx.error("split " + dims_text(split) + " does not cover a dim of " +
+      return ctx.error("split " + ir::dims_string(split) + " does not cover a dim of " +
                        std::to_string(dim) + " with " + std::to_string(n) + " outputs");
     return split;
   }
@@ -139,8 +140,8 @@ Result<Launch> split(CompileContext& ctx) {
       continue;
     }
     if (y->dims != dims || y->dtype != x->dtype)
-      return ctx.error("output " + std::to_string(k) + " dims " + dims_text(y->dims) +
-                       " expected " + dims_text(dims));
+      return ctx.error("output " + std::to_string(k) + " dims " + ir::dims_string(y->dims) +
+                       " expected " + ir::dims_string(dims));
     parts.emplace_back(y->data, sizes[k] * inner);
   }
   if (x->numel() == 0) return no_op_launch();

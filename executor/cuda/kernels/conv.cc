@@ -114,15 +114,15 @@ Result<Launch> compile_conv(CompileContext& ctx, const ActParams& act, const Dev
   const DeviceTensor& wt = *wp;
   const DeviceTensor* b = ctx.input(2);
   if (x.rank() < 3 || wt.rank() != x.rank())
-    return ctx.error("X " + dims_str(x.dims) + " and W " + dims_str(wt.dims) +
+    return ctx.error("X " + ir::dims_string(x.dims) + " and W " + ir::dims_string(wt.dims) +
                      " must have the same rank >= 3");
   const size_t r = x.rank() - 2;
   if (r > 3) return ctx.unsupported(std::to_string(r) + "-D convolution (cuDNN: 1-D to 3-D)");
   const int64_t group = ctx.node().attr_int("group", 1);
   const int64_t n_batch = x.dims[0], c_in = x.dims[1], m_out = wt.dims[0];
   if (group < 1 || c_in % group != 0 || m_out % group != 0 || wt.dims[1] * group != c_in)
-    return ctx.error("W " + dims_str(wt.dims) + " does not fit X with " + std::to_string(c_in) +
-                     " channels and group " + std::to_string(group));
+    return ctx.error("W " + ir::dims_string(wt.dims) + " does not fit X with " +
+                     std::to_string(c_in) + " channels and group " + std::to_string(group));
   if (b != nullptr && b->numel() != m_out)
     return ctx.error("B has " + std::to_string(b->numel()) + " elements, expected " +
                      std::to_string(m_out));
@@ -131,13 +131,13 @@ Result<Launch> compile_conv(CompileContext& ctx, const ActParams& act, const Dev
                             /*ceil_mode=*/false));
   for (size_t i = 0; i < r; ++i)
     if (w.kernel[i] != wt.dims[i + 2])
-      return ctx.error("kernel_shape does not match the dims of W " + dims_str(wt.dims));
+      return ctx.error("kernel_shape does not match the dims of W " + ir::dims_string(wt.dims));
   std::vector<int64_t> y_dims = {n_batch, m_out};
   y_dims.insert(y_dims.end(), w.out.begin(), w.out.end());
   XOPT_RETURN_IF_ERROR(check_output_dims(ctx, 0, y_dims));
   if (z != nullptr && z->dims != y_dims)
-    return ctx.error("Z " + dims_str(z->dims) + " must have the output's shape " +
-                     dims_str(y_dims));
+    return ctx.error("Z " + ir::dims_string(z->dims) + " must have the output's shape " +
+                     ir::dims_string(y_dims));
   const DeviceTensor& y = *ctx.output(0);
   if (y.numel() == 0) return Launch([](const LaunchEnv&) { return Status::ok(); });
 
@@ -204,7 +204,7 @@ Result<Launch> compile_conv(CompileContext& ctx, const ActParams& act, const Dev
     for (size_t i = 0; i < od.size(); ++i)
       if (od[i] != g.y_dims[i])
         return ctx.error("cuDNN computes output dim " + std::to_string(i) + " = " +
-                         std::to_string(od[i]) + ", the plan " + dims_str(y_dims));
+                         std::to_string(od[i]) + ", the plan " + ir::dims_string(y_dims));
   }
 
   // Heuristics, best first.
@@ -340,15 +340,15 @@ Result<Launch> conv_transpose(CompileContext& ctx) {
   const DeviceTensor* b = ctx.input(2);
   const ir::Node& node = ctx.node();
   if (x.rank() < 3 || wt.rank() != x.rank())
-    return ctx.error("X " + dims_str(x.dims) + " and W " + dims_str(wt.dims) +
+    return ctx.error("X " + ir::dims_string(x.dims) + " and W " + ir::dims_string(wt.dims) +
                      " must have the same rank >= 3");
   const size_t r = x.rank() - 2;
   if (r > 3) return ctx.unsupported(std::to_string(r) + "-D ConvTranspose (cuDNN: 1-D to 3-D)");
   const int64_t group = node.attr_int("group", 1);
   const int64_t n_batch = x.dims[0], c_in = x.dims[1];
   if (group < 1 || c_in % group != 0 || wt.dims[0] != c_in)
-    return ctx.error("W " + dims_str(wt.dims) + " does not fit X with " + std::to_string(c_in) +
-                     " channels (group " + std::to_string(group) + ")");
+    return ctx.error("W " + ir::dims_string(wt.dims) + " does not fit X with " +
+                     std::to_string(c_in) + " channels (group " + std::to_string(group) + ")");
   const int64_t m_out = wt.dims[1] * group;
   if (b != nullptr && b->numel() != m_out)
     return ctx.error("B has " + std::to_string(b->numel()) + " elements, expected " +

@@ -1,7 +1,6 @@
 // Helpers shared by the library-backed CUDA kernels (conv.cc, pool.cc, gemm.cc): the com.microsoft
-// fused activations as device parameters, the Conv/Pool window geometry (the CPU reference's rules,
-// executor/cpu/kernels/nn_util.h, read from the node at compile time), and owning cuDNN
-// descriptors.
+// fused activations as device parameters, the Conv/Pool window geometry (executor/window.h, the
+// CPU reference's rules, read from the node at compile time), and owning cuDNN descriptors.
 #pragma once
 
 #include <cudnn.h>
@@ -17,14 +16,10 @@
 #include "executor/cuda/kernel.h"
 #include "executor/cuda/kernels/conv_epilogue.cuh"
 #include "executor/cuda/kernels/launch_params.h"
+#include "executor/window.h"
+#include "ir/dims_string.h"
 
 namespace xopt::cuda {
-
-inline std::string dims_str(const std::vector<int64_t>& d) {
-  std::string s = "[";
-  for (size_t i = 0; i < d.size(); ++i) s += (i ? ", " : "") + std::to_string(d[i]);
-  return s + "]";
-}
 
 inline int64_t product(const std::vector<int64_t>& v, size_t from = 0) {
   int64_t p = 1;
@@ -106,75 +101,14 @@ inline Result<ActParams> read_gemm_activation(const CompileContext& ctx) {
   return ctx.unsupported("activation '" + name + "' is not one FusedGemm supports");
 }
 
-// Geometry of a sliding window over the spatial dims of an [N, C, D1, ..., Dr] tensor.
-struct Window {
-  std::vector<int64_t> kernel, strides, dilations;
-  std::vector<int64_t> pads;  // 2r: begins then ends
-  std::vector<int64_t> in, out;
-  size_t rank() const { return kernel.size(); }
-  int64_t extent(size_t i) const { return (kernel[i] - 1) * dilations[i] + 1; }
-  bool symmetric() const {
-    for (size_t i = 0; i < rank(); ++i)
-      if (pads[i] != pads[i + rank()]) return false;
-    return true;
-  }
-};
-
-// kernel_shape (or `kernel` when the attribute is absent), strides, dilations, pads and auto_pad,
-// and the output dims, exactly as the CPU reference computes them (make_window in nn_util.h).
+// The Conv/Pool window (executor/window.h: the CPU reference's geometry), errors naming the node.
+using exec::Window;
 inline Result<Window> make_window(const CompileContext& ctx, const std::vector<int64_t>& x_dims,
                                   std::vector<int64_t> kernel, bool ceil_mode,
                                   bool use_dilations = true) {
-  const ir::Node& node = ctx.node();
-  if (x_dims.size() < 3)
-    return ctx.error("input must have rank >= 3 ([N, C, spatial...]), got " + dims_str(x_dims));
-  const size_t r = x_dims.size() - 2;
-  Window w;
-  w.in.assign(x_dims.begin() + 2, x_dims.end());
-  if (node.has_attr("kernel_shape")) kernel = node.attr_ints("kernel_shape");
-  if (kernel.size() != r)
-    return ctx.error("kernel_shape has " + std::to_string(kernel.size()) +
-                     " dims but the input has " + std::to_string(r) + " spatial dims");
-  w.kernel = kernel;
-  w.strides = node.attr_ints("strides", std::vector<int64_t>(r, 1));
-  w.dilations = use_dilations ? node.attr_ints("dilations", std::vector<int64_t>(r, 1))
-                              : std::vector<int64_t>(r, 1);
-  w.pads = node.attr_ints("pads", std::vector<int64_t>(2 * r, 0));
-  if (w.strides.size() != r || w.dilations.size() != r || w.pads.size() != 2 * r)
-    return ctx.error("strides/dilations/pads do not match the " + std::to_string(r) +
-                     " spatial dims of the input");
-  for (size_t i = 0; i < r; ++i) {
-    if (w.strides[i] < 1 || w.dilations[i] < 1 || w.kernel[i] < 1)
-      return ctx.error("kernel_shape, strides and dilations must be positive");
-    if (w.pads[i] < 0 || w.pads[i + r] < 0) return ctx.error("pads must be non-negative");
-  }
-  const std::string auto_pad = node.attr_string("auto_pad", "NOTSET");
-  w.out.resize(r);
-  for (size_t i = 0; i < r; ++i) {
-    const int64_t ext = w.extent(i);
-    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-      w.out[i] = (w.in[i] + w.strides[i] - 1) / w.strides[i];
-      const int64_t total = std::max<int64_t>(0, (w.out[i] - 1) * w.strides[i] + ext - w.in[i]);
-      const int64_t small = total / 2;
-      w.pads[i] = auto_pad == "SAME_UPPER" ? small : total - small;
-      w.pads[i + r] = total - w.pads[i];
-    } else if (auto_pad == "VALID") {
-      w.pads[i] = w.pads[i + r] = 0;
-      w.out[i] = w.in[i] >= ext ? (w.in[i] - ext) / w.strides[i] + 1 : 0;
-    } else if (auto_pad == "NOTSET" || auto_pad.empty()) {
-      const int64_t span = w.in[i] + w.pads[i] + w.pads[i + r] - ext;
-      if (span < 0) {
-        w.out[i] = 0;
-      } else if (ceil_mode) {
-        w.out[i] = (span + w.strides[i] - 1) / w.strides[i] + 1;
-        if ((w.out[i] - 1) * w.strides[i] >= w.in[i] + w.pads[i]) --w.out[i];
-      } else {
-        w.out[i] = span / w.strides[i] + 1;
-      }
-    } else {
-      return ctx.error("unknown auto_pad '" + auto_pad + "'");
-    }
-  }
+  Result<Window> w =
+      exec::window_of(ctx.node(), x_dims, std::move(kernel), ceil_mode, use_dilations);
+  if (!w.is_ok()) return ctx.error(w.status().message());
   return w;
 }
 
@@ -184,8 +118,8 @@ inline Status check_output_dims(const CompileContext& ctx, size_t i,
   const DeviceTensor* y = ctx.output(i);
   if (y == nullptr) return ctx.error("output " + std::to_string(i) + " is missing");
   if (y->dims != want)
-    return ctx.error("planned output " + std::to_string(i) + " is " + dims_str(y->dims) +
-                     " but the kernel computes " + dims_str(want));
+    return ctx.error("planned output " + std::to_string(i) + " is " + ir::dims_string(y->dims) +
+                     " but the kernel computes " + ir::dims_string(want));
   return Status::ok();
 }
 
@@ -251,7 +185,8 @@ struct CudnnDescriptors {
     int64_t stride = 1;
     for (size_t i = dims.size(); i-- > 0;) {
       if (dims[i] > INT32_MAX || stride > INT32_MAX)
-        return unsupported("tensor " + dims_str(dims) + " is too large for cuDNN's int dims");
+        return unsupported("tensor " + ir::dims_string(dims) +
+                           " is too large for cuDNN's int dims");
       d[i] = static_cast<int>(dims[i]);
       s[i] = static_cast<int>(stride);
       stride *= dims[i];

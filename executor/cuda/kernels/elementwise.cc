@@ -34,8 +34,8 @@ Result<IndexPlan> broadcast_plan(const CompileContext& ctx, const DeviceTensor& 
   auto out = exec::broadcast_shapes(shapes);
   if (!out.is_ok()) return ctx.error(out.status().message());
   if (*out != y.dims)
-    return ctx.error("inputs broadcast to " + dims_text(*out) + " but the output is planned as " +
-                     dims_text(y.dims));
+    return ctx.error("inputs broadcast to " + ir::dims_string(*out) +
+                     " but the output is planned as " + ir::dims_string(y.dims));
   std::vector<std::vector<int64_t>> strides;
   for (const DeviceTensor* t : ins) strides.push_back(broadcast_strides_to(t->dims, y.dims));
   IndexPlan p;
@@ -52,7 +52,7 @@ Result<std::vector<int64_t>> legacy_dims(const CompileContext& ctx, const std::v
   if (ctx.opset() >= 7) return b;
   if (ctx.node().attr_int("broadcast", 0) == 0) {
     if (a != b)
-      return ctx.error("shapes " + dims_text(a) + " and " + dims_text(b) +
+      return ctx.error("shapes " + ir::dims_string(a) + " and " + ir::dims_string(b) +
                        " differ and broadcast=0");
     return b;
   }
@@ -64,8 +64,8 @@ Result<std::vector<int64_t>> legacy_dims(const CompileContext& ctx, const std::v
   std::vector<int64_t> out(a.size(), 1);
   for (size_t i = 0; i < b.size(); ++i) {
     if (b[i] != a[static_cast<size_t>(axis) + i] && b[i] != 1)
-      return ctx.error("B " + dims_text(b) + " does not match A " + dims_text(a) + " at axis " +
-                       std::to_string(axis));
+      return ctx.error("B " + ir::dims_string(b) + " does not match A " + ir::dims_string(a) +
+                       " at axis " + std::to_string(axis));
     out[static_cast<size_t>(axis) + i] = b[i];
   }
   return out;
@@ -129,8 +129,8 @@ Result<Launch> prelu(CompileContext& ctx) {
       d[0] = s.dims[0];
       s.dims = d;
     } else {
-      return ctx.error("slope " + dims_text(s.dims) + " cannot be broadcast to X " +
-                       dims_text(x->dims));
+      return ctx.error("slope " + ir::dims_string(s.dims) + " cannot be broadcast to X " +
+                       ir::dims_string(x->dims));
     }
   }
   XOPT_ASSIGN_OR_RETURN(IndexPlan p, broadcast_plan(ctx, *y, {x, &s}));

@@ -36,7 +36,8 @@ Result<Launch> gather(CompileContext& ctx) {
   out.insert(out.end(), ind->dims.begin(), ind->dims.end());
   out.insert(out.end(), x->dims.begin() + axis + 1, x->dims.end());
   if (out != y->dims || y->dtype != x->dtype)
-    return ctx.error("output dims " + dims_text(y->dims) + " expected " + dims_text(out));
+    return ctx.error("output dims " + ir::dims_string(y->dims) + " expected " +
+                     ir::dims_string(out));
   GatherPlan p;
   p.outer = dims_product(x->dims, 0, a);
   p.dim = x->dims[a];
@@ -64,8 +65,8 @@ Result<Launch> gather_elements(CompileContext& ctx) {
   if (ind->rank() != rank) return ctx.error("indices and data differ in rank");
   for (size_t i = 0; i < rank; ++i)
     if (static_cast<int64_t>(i) != axis && ind->dims[i] > x->dims[i])
-      return ctx.error("indices " + dims_text(ind->dims) + " exceed data " + dims_text(x->dims) +
-                       " outside the axis");
+      return ctx.error("indices " + ir::dims_string(ind->dims) + " exceed data " +
+                       ir::dims_string(x->dims) + " outside the axis");
   if (y->dims != ind->dims || y->dtype != x->dtype)
     return ctx.error("output must have the indices' dims and the data's type");
   const auto a = static_cast<size_t>(axis);

@@ -43,14 +43,15 @@ Result<Launch> compile_gemm(CompileContext& ctx, ActParams act) {
   const DeviceTensor* c = ctx.input(2);
   const ir::Node& node = ctx.node();
   if (a.rank() != 2 || b.rank() != 2)
-    return ctx.error("A and B must be 2-D, got " + dims_str(a.dims) + " and " + dims_str(b.dims));
+    return ctx.error("A and B must be 2-D, got " + ir::dims_string(a.dims) + " and " +
+                     ir::dims_string(b.dims));
   const bool ta = node.attr_int("transA", 0) != 0, tb = node.attr_int("transB", 0) != 0;
   const float alpha = node.attr_float("alpha", 1.0f), beta = node.attr_float("beta", 1.0f);
   const int64_t m = ta ? a.dims[1] : a.dims[0], k = ta ? a.dims[0] : a.dims[1];
   const int64_t n = tb ? b.dims[0] : b.dims[1], kb = tb ? b.dims[1] : b.dims[0];
   if (k != kb)
-    return ctx.error("inner dimensions differ: A " + dims_str(a.dims) + " and B " +
-                     dims_str(b.dims));
+    return ctx.error("inner dimensions differ: A " + ir::dims_string(a.dims) + " and B " +
+                     ir::dims_string(b.dims));
   XOPT_RETURN_IF_ERROR(check_output_dims(ctx, 0, {m, n}));
   const DeviceTensor& y = *ctx.output(0);
   if (m * n == 0) return Launch([](const LaunchEnv&) { return Status::ok(); });
@@ -71,12 +72,12 @@ Result<Launch> compile_gemm(CompileContext& ctx, ActParams act) {
   int64_t c_rows = 1, c_cols = 1;
   if (use_c) {
     const auto& cd = c->dims;
-    if (cd.size() > 2) return ctx.error("C " + dims_str(cd) + " has rank above 2");
+    if (cd.size() > 2) return ctx.error("C " + ir::dims_string(cd) + " has rank above 2");
     if (cd.size() == 2) c_rows = cd[0], c_cols = cd[1];
     if (cd.size() == 1) c_cols = cd[0];
     if ((c_rows != 1 && c_rows != m) || (c_cols != 1 && c_cols != n))
-      return ctx.error("C " + dims_str(cd) + " does not broadcast to [" + std::to_string(m) + ", " +
-                       std::to_string(n) + "]");
+      return ctx.error("C " + ir::dims_string(cd) + " does not broadcast to [" + std::to_string(m) +
+                       ", " + std::to_string(n) + "]");
   }
   const bool relu = act.kind == ActKind::kRelu;
   const bool bias_epilogue = use_c && beta == 1.0f && c_rows == 1 && c_cols == n;
@@ -176,8 +177,8 @@ Result<Launch> compile_matmul(CompileContext& ctx, const MatMulOptions& opt) {
   const Operand ob = make_operand(b.dims, true, opt.trans_batch_b, opt.trans_b);
   const int64_t m = oa.rows(), k = oa.cols(), n = ob.cols();
   if (ob.rows() != k)
-    return ctx.error("inner dimensions differ: A " + dims_str(a.dims) + " and B " +
-                     dims_str(b.dims));
+    return ctx.error("inner dimensions differ: A " + ir::dims_string(a.dims) + " and B " +
+                     ir::dims_string(b.dims));
   // Broadcast batch dims and each operand's stride along them (0 where broadcast).
   const std::vector<int64_t> a_batch(oa.dims.begin(), oa.dims.end() - 2);
   const std::vector<int64_t> b_batch(ob.dims.begin(), ob.dims.end() - 2);
@@ -187,8 +188,8 @@ Result<Launch> compile_matmul(CompileContext& ctx, const MatMulOptions& opt) {
     const size_t ia = i + a_batch.size(), ib = i + b_batch.size();  // offset by br
     const int64_t da = ia >= br ? a_batch[ia - br] : 1, db = ib >= br ? b_batch[ib - br] : 1;
     if (da != db && da != 1 && db != 1)
-      return ctx.error("batch dims of A " + dims_str(a.dims) + " and B " + dims_str(b.dims) +
-                       " do not broadcast");
+      return ctx.error("batch dims of A " + ir::dims_string(a.dims) + " and B " +
+                       ir::dims_string(b.dims) + " do not broadcast");
     batch[i] = std::max(da, db);
     if (da != 1) sa[i] = oa.strides[ia - br];
     if (db != 1) sb[i] = ob.strides[ib - br];

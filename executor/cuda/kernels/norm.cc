@@ -94,7 +94,8 @@ Result<Launch> layer_norm(CompileContext& ctx) {
   if (!is_row_shaped(scale->dims, x->dims, a) ||
       (bias != nullptr && !is_row_shaped(bias->dims, x->dims, a)))
     return ctx.unsupported("Scale and B must hold one value per normalized element (shapes " +
-                           dims_text(scale->dims) + " for input " + dims_text(x->dims) + ")");
+                           ir::dims_string(scale->dims) + " for input " + ir::dims_string(x->dims) +
+                           ")");
   LayerNormArgs args;
   args.rows = dims_product(x->dims, 0, a);
   args.n = dims_product(x->dims, a);
@@ -125,7 +126,7 @@ Result<Launch> skip_layer_norm(CompileContext& ctx) {
   XOPT_ASSIGN_OR_RETURN(const DeviceTensor* y, need_output(ctx, 0));
   XOPT_ASSIGN_OR_RETURN(const ElemType et, float_elem(ctx, x->dtype));
   XOPT_RETURN_IF_ERROR(same_type(ctx, x->dtype, {skip, gamma, beta, bias, y}));
-  if (x->rank() < 2) return ctx.error("input must have rank >= 2, got " + dims_text(x->dims));
+  if (x->rank() < 2) return ctx.error("input must have rank >= 2, got " + ir::dims_string(x->dims));
   if (y->dims != x->dims) return ctx.error("output dims differ from the input's");
   const int64_t h = x->dims.back();
   const int64_t rows = h > 0 ? x->numel() / h : 0;
@@ -135,7 +136,8 @@ Result<Launch> skip_layer_norm(CompileContext& ctx) {
     skip_ok = sd == xd || (sd == 1 && dims_product(skip->dims, 0, skip->rank() - i) == 1);
   }
   if (!skip_ok)
-    return ctx.error("skip " + dims_text(skip->dims) + " does not fit input " + dims_text(x->dims));
+    return ctx.error("skip " + ir::dims_string(skip->dims) + " does not fit input " +
+                     ir::dims_string(x->dims));
   for (const DeviceTensor* t : {gamma, beta, bias})
     if (t != nullptr && t->numel() != h)
       return ctx.error("gamma, beta and bias must have " + std::to_string(h) + " elements");

@@ -121,7 +121,8 @@ Result<Launch> pad(CompileContext& ctx) {
     p.crop_begin[d] = crop_lo;
   }
   if (out != y->dims || y->dtype != x->dtype)
-    return ctx.error("output dims " + dims_text(y->dims) + " expected " + dims_text(out));
+    return ctx.error("output dims " + ir::dims_string(y->dims) + " expected " +
+                     ir::dims_string(out));
   XOPT_ASSIGN_OR_RETURN(p.value_bits, pad_value(ctx, x->dtype, es, &p.value_ptr));
   p.numel = y->numel();
   if (p.numel == 0) return no_op_launch();

@@ -119,7 +119,7 @@ Status check_input(const CompileContext& ctx) {
   if (ctx.input(0) == nullptr) return ctx.error("input X is required");
   XOPT_RETURN_IF_ERROR(require_float(ctx, {0}).status());
   if (ctx.input(0)->rank() < 3)
-    return ctx.unsupported("input " + dims_str(ctx.input(0)->dims) +
+    return ctx.unsupported("input " + ir::dims_string(ctx.input(0)->dims) +
                            " without spatial dims (rank >= 3 only)");
   return Status::ok();
 }

@@ -10,8 +10,8 @@ namespace {
 Result<Launch> copy_launch(const CompileContext& ctx, const DeviceTensor& x,
                            const DeviceTensor& y) {
   if (x.numel() != y.numel() || x.dtype != y.dtype)
-    return ctx.error("cannot give " + dims_text(x.dims) + " the planned output " +
-                     dims_text(y.dims));
+    return ctx.error("cannot give " + ir::dims_string(x.dims) + " the planned output " +
+                     ir::dims_string(y.dims));
   const size_t bytes = x.nbytes();
   if (bytes == 0 || x.data == y.data) return no_op_launch();
   const void* src = x.data;

@@ -150,7 +150,8 @@ Result<Launch> resize_impl(CompileContext& ctx, ResizePlan p, const std::vector<
     }
   }
   if (out != y->dims)
-    return ctx.error("output dims " + dims_text(y->dims) + " expected " + dims_text(out));
+    return ctx.error("output dims " + ir::dims_string(y->dims) + " expected " +
+                     ir::dims_string(out));
   p.rank = static_cast<int>(r);
   p.numel = y->numel();
   const auto st = contiguous_strides(x->dims);

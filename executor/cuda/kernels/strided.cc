@@ -68,7 +68,8 @@ Result<Launch> transpose(CompileContext& ctx) {
     st[i] = in_st[static_cast<size_t>(perm[i])];
   }
   if (out != y->dims)
-    return ctx.error("output dims " + dims_text(y->dims) + " expected " + dims_text(out));
+    return ctx.error("output dims " + ir::dims_string(y->dims) + " expected " +
+                     ir::dims_string(out));
   return strided_launch(ctx, *x, *y, out, st);
 }
 
@@ -82,8 +83,8 @@ Result<Launch> expand(CompileContext& ctx) {
     ok = d == o || d == 1;
   }
   if (!ok)
-    return ctx.error("input " + dims_text(x->dims) + " does not broadcast to the output " +
-                     dims_text(y->dims));
+    return ctx.error("input " + ir::dims_string(x->dims) + " does not broadcast to the output " +
+                     ir::dims_string(y->dims));
   return strided_launch(ctx, *x, *y, y->dims, broadcast_strides_to(x->dims, y->dims));
 }
 
@@ -172,7 +173,8 @@ Result<Launch> slice(CompileContext& ctx) {
     st[a] = in_st[a] * step;
   }
   if (out != y->dims)
-    return ctx.error("output dims " + dims_text(y->dims) + " expected " + dims_text(out));
+    return ctx.error("output dims " + ir::dims_string(y->dims) + " expected " +
+                     ir::dims_string(out));
   return strided_launch(ctx, *x, *y, out, st, base);
 }
 
