@@ -56,8 +56,9 @@ for step in "$@"; do
     export)
       log "export"
       python3 bench/gpu/export_models.py "$W/models" resnet18 resnet50 mobilenet_v2 bert_base \
+        shufflenet_v2_x1_0 squeezenet1_1 \
         2>&1 | grep -v Warning | tee -a "$OUT/log.txt"
-      for m in resnet18 mobilenet_v2; do  # when not carried (64 MiB): the same architectures
+      for m in resnet18 mobilenet_v2 shufflenet_v2_x1_0 squeezenet1_1; do  # when not carried (64 MiB): the same architectures
         [ -d "$G/shared/models/$m" ] || cp -r "$W/models/$m" "$G/shared/models/"
       done ;;
     tests)

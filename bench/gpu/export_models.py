@@ -6,7 +6,8 @@ output for one input as the reference:
     OUT/NAME/model.onnx
     OUT/NAME/test_data_set_0/{input_*.pb, output_0.pb}     (batch 1; fp32 on the CPU, TF32 off)
 
-NAME: resnet18 (the shared model's architecture and seed, for a GPU machine without ../shared),
+NAME: resnet18, shufflenet_v2_x1_0, squeezenet1_1 (the shared models' architectures, for a GPU
+machine the 64 MiB carry cannot bring them all to),
 resnet50, mobilenet_v2, bert_base (BERT-base, seq 128, input_ids + attention_mask).
 
     python3 bench/gpu/export_models.py OUT [NAME ...]
@@ -28,7 +29,7 @@ def vision(name):
 
     torch.manual_seed(0)
     model = getattr(torchvision.models, name)(weights=None).eval()
-    if name == "mobilenet_v2":
+    if name in ("mobilenet_v2", "shufflenet_v2_x1_0"):
         # Random BN statistics give outputs ~1e-8 (see ../shared/models/README.md): calibrate them
         # on random inputs so the reference is O(1).
         model.train()
@@ -71,6 +72,8 @@ MAKERS = {
     "resnet18": lambda: vision("resnet18"),
     "resnet50": lambda: vision("resnet50"),
     "mobilenet_v2": lambda: vision("mobilenet_v2"),
+    "shufflenet_v2_x1_0": lambda: vision("shufflenet_v2_x1_0"),
+    "squeezenet1_1": lambda: vision("squeezenet1_1"),
     "bert_base": bert_base,
 }
 
