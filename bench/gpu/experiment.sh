@@ -249,7 +249,8 @@ print(int((p['breakdown']['parameters'] + p['arena_bytes']) * 0.5))" "$W/$m.b$b.
 import os, resource, subprocess, sys, time
 x, src, p, dst, m = sys.argv[1:]
 t = time.time()
-r = subprocess.run([x, "--passes=fold,fuse,precision,plan", "--precision", p, src, "-o", dst],
+r = subprocess.run([x, "--passes=fold,fuse,precision,plan", "--precision", p, "--batch", "1",
+                    src, "-o", dst],
                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 dt = time.time() - t
 sys.stderr.write(f"---- {m} {p}\n" + r.stderr[-3000:])
