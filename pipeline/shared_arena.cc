@@ -144,8 +144,8 @@ Result<SharedArenaOutcome> share_arena_files(const std::vector<std::string>& mod
   for (size_t i = 0; i < outputs.size(); ++i) {
     const std::string record =
         planner::shared_arena_to_json(planner::shared_arena_member(g.shared, i));
-    XOPT_RETURN_IF_ERROR(
-        in_file(set_file_metadata(outputs[i], planner::kSharedArenaMetadataKey, record), outputs[i]));
+    XOPT_RETURN_IF_ERROR(in_file(
+        set_file_metadata(outputs[i], planner::kSharedArenaMetadataKey, record), outputs[i]));
   }
   g.figures = planner::shared_arena_figures_of(g.shared, g.breakdowns);
   g.text = planner::shared_arena_text(g.shared, g.figures);

@@ -159,14 +159,13 @@ Status validate_feed(const Feed& feed, const ir::Model& a, const ir::Model* b,
                                                          "] against " + label_a + " on the CPU [" +
                                                          ra.mode + "]" + tol);
     if (!feed.expected.empty())
-      add(exec::compare_outputs(rg, exec::expected_outputs(*m.graph, feed.expected),
-                                vo.tolerance),
+      add(exec::compare_outputs(rg, exec::expected_outputs(*m.graph, feed.expected), vo.tolerance),
           feed.name + ": " + label + " [" + rg.mode + "] against the stored outputs" + tol);
   } else if (b != nullptr) {
     XOPT_ASSIGN_OR_RETURN(exec::ModelOutputs rb, exec::run_for_validation(*b, feed.inputs, vo));
-    add(exec::compare_outputs(rb, ra, vo.tolerance),
-        feed.name + ": " + label_b + " [" + rb.mode + "] against " + label_a + " [" + ra.mode +
-            "]");
+    add(exec::compare_outputs(rb, ra, vo.tolerance), feed.name + ": " + label_b + " [" + rb.mode +
+                                                         "] against " + label_a + " [" + ra.mode +
+                                                         "]");
   } else {
     add(exec::compare_outputs(ra, exec::expected_outputs(*a.graph, feed.expected), vo.tolerance),
         feed.name + ": " + label_a + " [" + ra.mode + "] against the stored outputs");

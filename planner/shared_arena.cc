@@ -214,7 +214,8 @@ Result<SharedArena> shared_arena_from_json(const std::string& text) {
     s.members = j.at("members").get<std::vector<std::string>>();
     if (s.members.empty()) return invalid_model("shared arena: no members");
     s.member = j.value("member", std::string());
-    if (!s.member.empty() && std::find(s.members.begin(), s.members.end(), s.member) == s.members.end())
+    if (!s.member.empty() &&
+        std::find(s.members.begin(), s.members.end(), s.member) == s.members.end())
       return invalid_model("shared arena: member '" + s.member + "' is not one of the group's");
     return s;
   } catch (const nlohmann::json::exception& e) {

@@ -25,13 +25,13 @@
 // launch. Graph inputs and outputs stay fp32 (keep-io-types).
 //
 // Search. (1) Each node allowed by the rules whose values fit the type (max |x| * range_margin
-// within the type's max, at most `underflow_share` of an activation's non-zero values subnormal) starts in the
-// low type with the smaller local error. (2) While an output's estimate is over the budget, the
-// low-precision node with the largest error that reaches it goes back to fp32. (3) Until nothing
-// changes: a connected group of low-precision nodes that costs at least as much as fp32 (its Casts
-// outweigh what it saves) goes back to fp32, as does a single node whose return saves bytes; an
-// fp32 node that fits the budget and saves bytes in its low type takes it. Each step lowers the
-// cost or reverts at equal cost, so the search ends.
+// within the type's max, at most `underflow_share` of an activation's non-zero values subnormal)
+// starts in the low type with the smaller local error. (2) While an output's estimate is over the
+// budget, the low-precision node with the largest error that reaches it goes back to fp32. (3)
+// Until nothing changes: a connected group of low-precision nodes that costs at least as much as
+// fp32 (its Casts outweigh what it saves) goes back to fp32, as does a single node whose return
+// saves bytes; an fp32 node that fits the budget and saves bytes in its low type takes it. Each
+// step lowers the cost or reverts at equal cost, so the search ends.
 #pragma once
 
 #include <map>

@@ -26,7 +26,8 @@ inline std::vector<std::string> list_of(const nanobind::handle& v) {
 
 // Sets the device field `key` names (device, tf32, tune, no_graph, max_workspace,
 // min_workspace); false when `key` is none of them.
-inline bool set_device_field(pipeline::DeviceFlags& d, const std::string& key, const nanobind::handle& v) {
+inline bool set_device_field(pipeline::DeviceFlags& d, const std::string& key,
+                             const nanobind::handle& v) {
   if (key == "device") return (d.device = text_of(v), true);
   if (key == "tf32") return (d.tf32 = nanobind::cast<bool>(v), true);
   if (key == "tune") return (d.tune = nanobind::cast<bool>(v), true);

@@ -476,9 +476,7 @@ NB_MODULE(_xopt, m) {
   bind_viz(m);
   m.def(
       "run_cli",
-      [](const std::vector<std::string>& args) {
-        return run_main(xopt::tool::run_cli, args);
-      },
+      [](const std::vector<std::string>& args) { return run_main(xopt::tool::run_cli, args); },
       "args"_a,
       "Runs the xopt command line itself (`python -m xopt`; args[0] is the program name), "
       "printing as it does; returns its exit code.");

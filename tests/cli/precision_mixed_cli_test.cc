@@ -68,8 +68,7 @@ TEST(PrecisionMixedCli, ValuesPastFloat16MaxStayOutOfFloat16) {
   for (const auto& p : m.metadata_props()) {
     if (p.key() != "xopt.precision_choice") continue;
     const auto choice = nlohmann::json::parse(p.value());
-    for (const auto& n : choice["nodes"])
-      EXPECT_NE(n["dtype"], "float16") << n.dump();
+    for (const auto& n : choice["nodes"]) EXPECT_NE(n["dtype"], "float16") << n.dump();
   }
   auto bad = test::run_xopt({"--precision", "mixed", "--calibration", dir / "none", dir / "m.onnx",
                              "-o", dir / "o.onnx"});

@@ -79,7 +79,8 @@ TEST(CliSharedArena, MembersCarryTheNamesGiven) {
   auto r = test::run_xopt({"--passes=fold,plan", "-q", "--shared-arena", a, b, "--name", names[0],
                            "--name", names[1], "--report", dir / "rep"});
   ASSERT_EQ(r.code, 0) << r.err;
-  for (const std::string& n : names) EXPECT_NE(r.out.find("  " + n + " "), std::string::npos) << r.out;
+  for (const std::string& n : names)
+    EXPECT_NE(r.out.find("  " + n + " "), std::string::npos) << r.out;
   auto j = nlohmann::json::parse(test::read_file(dir / "rep/shared_arena.json"));
   ASSERT_EQ(j["members"].size(), 2u);
   const std::vector<std::string> outputs = {dir / "a.opt.onnx", dir / "b.opt.onnx"};

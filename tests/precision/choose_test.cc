@@ -135,11 +135,12 @@ TEST(ChoosePrecision, ValuesPastFloat16MaxStayOutOfFloat16) {
 // (a fused bias or a small filter looks like this), but h = x * w is of normal size, so the
 // MatMul may take float16; y = h * 1e-6 is itself mostly subnormal in float16, so the Mul may not.
 TEST(ChoosePrecision, SubnormalWeightsDoNotKeepANodeOutOfFloat16) {
-  const std::string text = "<ir_version: 8, opset_import: [\"\" : 17]>\n"
-                           "g (float[4,32] x) => (float[4,32] y) <" +
-                           init("w", test::ramp({32, 32}, 4e-5f, 6)) + ", " +
-                           init("s", ir::Tensor::of<float>({1}, {1e-6f})) +
-                           "> {\n  h = MatMul(x, w)\n  y = Mul(h, s)\n}\n";
+  const std::string text =
+      "<ir_version: 8, opset_import: [\"\" : 17]>\n"
+      "g (float[4,32] x) => (float[4,32] y) <" +
+      init("w", test::ramp({32, 32}, 4e-5f, 6)) + ", " +
+      init("s", ir::Tensor::of<float>({1}, {1e-6f})) +
+      "> {\n  h = MatMul(x, w)\n  y = Mul(h, s)\n}\n";
   Case c = make_case(text, {{"x", test::ramp({4, 32}, 100.0f, 7)}});
   ASSERT_GT(c.cal.ranges.at("w").share(c.cal.ranges.at("w").fp16_subnormal), 0.9);
   ASSERT_LT(c.cal.ranges.at("h").share(c.cal.ranges.at("h").fp16_subnormal), 0.01);
