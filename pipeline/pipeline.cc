@@ -195,14 +195,32 @@ Status schedule_offload(const Options& o, const Observer* observer, Outcome& out
   return Status::ok();
 }
 
+// Whether any initializer of `model` lives in external data.
+bool has_external_data(const ir::Model& model) {
+  for (const ir::Value* v : model.graph->initializers())
+    if (v->initializer_shell().data_location() == onnx::TensorProto::EXTERNAL) return true;
+  return false;
+}
+
+// The output's save options. The default policy is "external when the model came with external
+// data", judged by the model as loaded: passes replace initializers (convert-precision writes
+// every weight anew, in memory), and a converted model must not come out inline.
+ir::SaveOptions save_options(const Options& o, bool loaded_with_external_data) {
+  ir::SaveOptions s = o.save;
+  if (s.external == ir::SaveOptions::External::kAuto && loaded_with_external_data)
+    s.external = ir::SaveOptions::External::kAlways;
+  return s;
+}
+
 // Every output is written whole or not at all (common/atomic_file.h): the model first, then the
 // statistics, so a model that cannot be written leaves the previous statistics as they were.
-Status save_outputs(const Options& o, const Observer* observer, Outcome& out) {
+Status save_outputs(const Options& o, const ir::SaveOptions& save, const Observer* observer,
+                    Outcome& out) {
   out.provenance = ir::provenance_of(*out.model.graph);
   if (o.save_provenance) ir::write_provenance(out.model);
   if (!o.output.empty()) {
     notify(observer, "writing " + o.output);
-    XOPT_RETURN_IF_ERROR(in_file(ir::save_model(out.model, o.output, o.save), o.output));
+    XOPT_RETURN_IF_ERROR(in_file(ir::save_model(out.model, o.output, save), o.output));
     out.output = o.output;
   }
   if (!o.stats_json.empty())
@@ -269,12 +287,13 @@ Result<Outcome> optimize(const Options& o, const Observer* observer) {
   const bool plans = std::find(names.begin(), names.end(), "plan-memory") != names.end();
   Outcome out;
   XOPT_ASSIGN_OR_RETURN(out.model, load_bound(o, observer));
+  const ir::SaveOptions save = save_options(o, has_external_data(out.model));
   out.shapes = o.shapes;
   out.ranges = o.ranges;
   XOPT_RETURN_IF_ERROR(run_passes(pm, o, dumps, out, plans));
   if (o.device.cuda() && out.plan) XOPT_RETURN_IF_ERROR(measure_device(o, observer, out));
   if (o.mem_budget) XOPT_RETURN_IF_ERROR(schedule_offload(o, observer, out));
-  XOPT_RETURN_IF_ERROR(save_outputs(o, observer, out));
+  XOPT_RETURN_IF_ERROR(save_outputs(o, save, observer, out));
   XOPT_RETURN_IF_ERROR(write_reports(o, observer, out));
   return out;
 }

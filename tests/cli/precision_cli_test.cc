@@ -3,6 +3,7 @@
 // flags are usage errors naming the flag.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -10,6 +11,8 @@
 
 namespace xopt {
 namespace {
+
+namespace fs = std::filesystem;
 
 constexpr const char* kModel = R"(
   <ir_version: 8, opset_import: ["" : 17]>
@@ -45,6 +48,37 @@ TEST(PrecisionCli, Fp16PlansInTheNewSizes) {
   EXPECT_EQ(j16["planning"]["arena_bytes"].get<double>() * 2,
             j32["planning"]["arena_bytes"].get<double>());
   EXPECT_NE(r.err.find("memory plan (input shapes as given, fp16"), std::string::npos) << r.err;
+}
+
+// A model that came with external data keeps its weights external after conversion: every weight
+// convert-precision writes is a new tensor, and the default policy ("external when the input
+// was") follows the model, not the tensors left from the file.
+TEST(PrecisionCli, ExternalWeightsStayExternalConverted) {
+  test::TempDir dir;
+  std::string values;
+  for (int i = 0; i < 64 * 64; ++i) values += (i ? "," : "") + std::to_string((i % 7) * 0.25);
+  const std::string text = R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[8,64] x) => (float[8,64] y) <float[64,64] w = {)" +
+                           values + R"(}> {
+      y = MatMul(x, w)
+    })";
+  test::write_proto(dir / "m.onnx", test::parse_text_proto(text));
+  auto ext = test::run_xopt(
+      {"--passes=cleanup", dir / "m.onnx", "-o", dir / "ext.onnx", "--external-data", "1KiB"});
+  ASSERT_EQ(ext.code, 0) << ext.err;
+  ASSERT_TRUE(fs::exists(dir / "ext.onnx.data"));
+  auto r = test::run_xopt(
+      {"--passes=plan", "--precision", "fp16", dir / "ext.onnx", "-o", dir / "fp16.onnx"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  ASSERT_TRUE(fs::exists(dir / "fp16.onnx.data")) << "the converted weight went inline";
+  EXPECT_EQ(fs::file_size(dir / "fp16.onnx.data"), 64u * 64u * 2u);
+  EXPECT_LT(fs::file_size(dir / "fp16.onnx"), 2048u);
+  onnx::ModelProto m;
+  ASSERT_TRUE(m.ParseFromString(test::read_file(dir / "fp16.onnx")));
+  ASSERT_EQ(m.graph().initializer_size(), 1);
+  EXPECT_EQ(m.graph().initializer(0).data_type(), onnx::TensorProto::FLOAT16);
+  EXPECT_EQ(m.graph().initializer(0).data_location(), onnx::TensorProto::EXTERNAL);
 }
 
 TEST(PrecisionCli, BadFlagsAreUsageErrors) {
