@@ -264,7 +264,8 @@ int main(int argc, char** argv) {
     // weights out, so the peak stays under the same target.
     for (const char* precision : {"fp32", "fp16"}) {
       if (inline_weights && std::string(precision) != "fp32") continue;
-      fs::remove_all(dir / "out");  // the previous run's data file must not be counted as this one's
+      fs::remove_all(dir /
+                     "out");  // the previous run's data file must not be counted as this one's
       fs::create_directories(dir / "out");
       Child c =
           run_child({xopt, "--passes=fold,fuse,plan", "--precision", precision,

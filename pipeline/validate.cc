@@ -8,6 +8,7 @@
 #include "executor/cpu/accuracy.h"
 #include "executor/cpu/compare.h"
 #include "executor/cpu/model_inputs.h"
+#include "passes/pass.h"
 
 namespace xopt::pipeline {
 
@@ -201,6 +202,19 @@ Status validate_models(const ir::Model& a, const ir::Model* b, const ValidateReq
     XOPT_RETURN_IF_ERROR(write_file_atomically(
         request.json, precision::accuracy_json(out->tables, vo.tolerance).dump(2) + "\n"));
   return Status::ok();
+}
+
+Result<ir::ShapeBindings> validation_shapes(const std::vector<std::string>& input_shapes,
+                                            int64_t batch) {
+  ir::ShapeBindings shapes;
+  for (const std::string& s : input_shapes) {
+    auto parsed = passes::parse_input_shape(s);
+    if (!parsed.is_ok()) return invalid_argument("--input-shape: " + parsed.status().message());
+    shapes.input_shapes[parsed->first] = parsed->second;
+  }
+  if (batch < 0) return invalid_argument("--batch must be positive");
+  if (batch > 0) shapes.batch = batch;
+  return shapes;
 }
 
 std::string validation_text(const ValidationOutcome& outcome) {

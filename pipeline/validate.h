@@ -54,6 +54,11 @@ Status validate_models(const ir::Model& a, const ir::Model* b, const ValidateReq
                        const ir::ShapeBindings& shapes, const std::string& label_a,
                        const std::string& label_b, ValidationOutcome* out);
 
+// `xopt validate`'s --input-shape NAME=DIMS (repeatable) and --batch N as shape bindings; a
+// malformed shape or a negative batch is an invalid-argument error naming the flag.
+Result<ir::ShapeBindings> validation_shapes(const std::vector<std::string>& input_shapes,
+                                            int64_t batch);
+
 // The notes and every table with its accuracy figures, as `xopt validate` prints them.
 std::string validation_text(const ValidationOutcome& outcome);
 // "validation passed: N outputs in M data sets within tolerance", or the failure message

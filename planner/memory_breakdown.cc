@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "common/format.h"
 #include "ir/graph.h"
 #include "planner/annotate.h"
 #include "planner/offload.h"
@@ -11,15 +12,6 @@
 #include "planner/report.h"
 
 namespace xopt::planner {
-namespace {
-
-std::string format(const char* fmt, auto... args) {
-  char buf[256];
-  std::snprintf(buf, sizeof buf, fmt, args...);
-  return buf;
-}
-
-}  // namespace
 
 MemoryBreakdown memory_breakdown(const MemoryPlan& plan, const OffloadPlan* offload) {
   const Breakdown& p = plan.breakdown;

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "common/format.h"
 #include "planner/memory_breakdown.h"
 #include "planner/offload.h"
 #include "planner/planner.h"
@@ -11,12 +12,6 @@
 
 namespace xopt::planner {
 namespace {
-
-std::string format(const char* fmt, auto... args) {
-  char buf[256];
-  std::snprintf(buf, sizeof buf, fmt, args...);
-  return buf;
-}
 
 double ratio(size_t a, size_t b) {
   return b == 0 ? 0.0 : static_cast<double>(a) / static_cast<double>(b);

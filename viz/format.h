@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <string>
 
+#include "common/format.h"
 #include "ir/graph.h"
 
 namespace xopt::viz {
@@ -20,7 +21,7 @@ size_t value_bytes(const ir::Value& v);
 std::string value_summary(const ir::Value& v);
 // Escapes &, <, >, " and ' for XML text and attribute values.
 std::string xml_escape(const std::string& s);
-// printf into a std::string.
-std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+// printf into a std::string (common/format.h).
+using ::xopt::format;
 
 }  // namespace xopt::viz

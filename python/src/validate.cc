@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "ir/onnx_io.h"
-#include "passes/pass.h"
 #include "pipeline/validate.h"
 #include "python/src/errors.h"
 #include "python/src/keywords.h"
@@ -76,20 +75,6 @@ ValidateCall call_of(const nb::dict& options) {
   return c;
 }
 
-ir::ShapeBindings shapes_of(const ValidateCall& c) {
-  ir::ShapeBindings shapes;
-  for (const std::string& s : c.input_shapes) {
-    auto parsed = passes::parse_input_shape(s);
-    if (!parsed.is_ok())
-      raise_error(tool::kExitUsage, "--input-shape: " + parsed.status().message(),
-                  "invalid argument");
-    shapes.input_shapes[parsed->first] = parsed->second;
-  }
-  if (c.batch < 0) raise_error(tool::kExitUsage, "--batch must be positive", "invalid argument");
-  if (c.batch > 0) shapes.batch = c.batch;
-  return shapes;
-}
-
 ir::Model load(const std::string& path) {
   auto m = ir::load_model(path);
   if (!m.is_ok()) raise_status(m.status(), path);
@@ -118,7 +103,8 @@ nb::dict diff_to_dict(const exec::TensorDiff& d) {
 nb::tuple validate(const nb::dict& options) {
   const ValidateCall c = call_of(options);
   if (c.a.empty()) raise_error(tool::kExitUsage, "validate: no model given", "invalid argument");
-  const ir::ShapeBindings shapes = shapes_of(c);
+  auto shapes = pipeline::validation_shapes(c.input_shapes, c.batch);
+  if (!shapes.is_ok()) raise_status(shapes.status());
   const ir::Model a = load(c.a);
   std::optional<ir::Model> b;
   if (!c.b.empty()) b.emplace(load(c.b));
@@ -126,7 +112,7 @@ nb::tuple validate(const nb::dict& options) {
   Status st;
   {
     nb::gil_scoped_release release;
-    st = pipeline::validate_models(a, b ? &*b : nullptr, c.request, shapes, c.a, c.b, &out);
+    st = pipeline::validate_models(a, b ? &*b : nullptr, c.request, *shapes, c.a, c.b, &out);
   }
   if (!st.is_ok()) raise_status(st);
   nb::list tables;

@@ -18,30 +18,8 @@
 namespace xopt::planner {
 namespace {
 
-using test::GraphBuilder;
+using test::chain;
 constexpr size_t kMiB = size_t{1} << 20;
-
-// x[1, 256] -> MatMul(w_i[k, widths_i]) ...: weights of k * widths_i floats.
-struct Chain {
-  GraphBuilder b;
-  std::vector<const ir::Node*> order;
-  MemoryPlan plan;
-};
-
-std::unique_ptr<Chain> chain(const std::vector<int64_t>& widths) {
-  auto c = std::make_unique<Chain>();
-  ir::Value* x = c->b.input("x", {1, 256});
-  int64_t k = 256;
-  for (size_t i = 0; i < widths.size(); ++i) {
-    ir::Value* w = c->b.weight("w" + std::to_string(i), {k, widths[i]});
-    x = c->b.op("MatMul", {x, w}, "y" + std::to_string(i), {1, widths[i]});
-    k = widths[i];
-  }
-  c->b.output(x);
-  c->order = graph_order(c->b.graph());
-  c->plan = plan(c->b.graph(), c->order).value();
-  return c;
-}
 
 TEST(MemoryBreakdown, WithoutOffloadEveryParameterIsOnTheDeviceWithTheIoRegion) {
   auto c = chain({1024, 4096, 512, 1024});

@@ -8,6 +8,8 @@
 
 #include "ir/op_registry.h"
 #include "ir/text.h"
+#include "planner/lifetimes.h"
+#include "planner/planner.h"
 
 namespace xopt::planner::test {
 
@@ -283,6 +285,21 @@ size_t brute_force_arena(const std::vector<Buffer>& buffers, size_t unit) {
   };
   go(0, 0);
   return best;
+}
+
+std::unique_ptr<Chain> chain(const std::vector<int64_t>& widths) {
+  auto c = std::make_unique<Chain>();
+  ir::Value* x = c->b.input("x", {1, 256});
+  int64_t k = 256;
+  for (size_t i = 0; i < widths.size(); ++i) {
+    ir::Value* w = c->b.weight("w" + std::to_string(i), {k, widths[i]});
+    x = c->b.op("MatMul", {x, w}, "y" + std::to_string(i), {1, widths[i]});
+    k = widths[i];
+  }
+  c->b.output(x);
+  c->order = graph_order(c->b.graph());
+  c->plan = plan(c->b.graph(), c->order).value();
+  return c;
 }
 
 }  // namespace xopt::planner::test

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -61,5 +62,14 @@ std::vector<Buffer> random_buffers(std::mt19937& rng, int count, int steps, int 
 // Smallest arena by exhaustive search over offsets that are multiples of `unit` (tiny problems
 // only).
 size_t brute_force_arena(const std::vector<Buffer>& buffers, size_t unit);
+
+// x[1, 256] -> MatMul(w_i[k, widths_i]) -> ...: a chain whose weights are k * widths_i floats,
+// in graph order, planned (the offload and breakdown tests' model).
+struct Chain {
+  GraphBuilder b;
+  std::vector<const ir::Node*> order;
+  MemoryPlan plan;
+};
+std::unique_ptr<Chain> chain(const std::vector<int64_t>& widths);
 
 }  // namespace xopt::planner::test

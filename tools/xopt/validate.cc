@@ -5,7 +5,6 @@
 #include <memory>
 
 #include "ir/onnx_io.h"
-#include "passes/pass.h"
 #include "tools/xopt/command.h"
 
 namespace xopt::tool {
@@ -67,22 +66,15 @@ struct ValidateCommand {
 };
 
 int run_validate(const ValidateCommand& c) {
-  ir::ShapeBindings shapes;
-  for (const auto& s : c.input_shapes) {
-    auto parsed = passes::parse_input_shape(s);
-    if (!parsed.is_ok())
-      return report_error(kExitUsage, "--input-shape: " + parsed.status().message());
-    shapes.input_shapes[parsed->first] = parsed->second;
-  }
-  if (c.batch < 0) return report_error(kExitUsage, "--batch must be positive");
-  if (c.batch > 0) shapes.batch = c.batch;
+  auto shapes = pipeline::validation_shapes(c.input_shapes, c.batch);
+  if (!shapes.is_ok()) return report(shapes.status());
   std::vector<ir::Model> models;
   for (const std::string& path : c.models) {
     auto m = ir::load_model(path);
     if (!m.is_ok()) return report(m.status(), path);
     models.push_back(std::move(*m));
   }
-  return validate_models(models[0], models.size() > 1 ? &models[1] : nullptr, c.flags, shapes,
+  return validate_models(models[0], models.size() > 1 ? &models[1] : nullptr, c.flags, *shapes,
                          c.models[0], c.models.size() > 1 ? c.models[1] : "");
 }
 
