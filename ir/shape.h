@@ -9,6 +9,17 @@
 namespace xopt::ir {
 
 // One dimension: a known size, a named symbol ("batch", "seq"), or unknown.
+// The largest dim xopt models (2^40): no tensor that fits a machine has a longer axis, and with
+// every dim at most this, sums and products of a dim with a window attribute (at most kMaxWindow)
+// stay inside int64. The verifier refuses a declared dim past it, shape inference an inferred one.
+inline constexpr int64_t kMaxDim = int64_t{1} << 40;
+// The largest rank a shape input (Reshape, Expand, ConstantOfShape...) may give: past 64 only
+// dims of 0 and 1 can fit in memory; the bound keeps a declared [2^50] shape input from asking
+// for that many dims.
+inline constexpr int64_t kMaxRank = 256;
+// The largest window attribute (a kernel size, stride, dilation, pad, group, block size): 2^20.
+inline constexpr int64_t kMaxWindow = int64_t{1} << 20;
+
 struct Dim {
   int64_t value = -1;  // >= 0 when known
   std::string symbol;  // non-empty for a symbolic dim (value < 0)

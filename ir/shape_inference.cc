@@ -171,6 +171,12 @@ Status infer_shapes(Graph& graph, const InferOptions& options) {
       const auto& r = results[i];
       if (r.type) v->set_type(v->is_tensor() ? *r.type : merge_types(*r.type, v->type()));
       if (r.set) {
+        if (r.shape.has_rank())
+          for (const Dim& d : r.shape.dims())
+            if (d.is_known() && d.value > kMaxDim)
+              return invalid_model(node->describe() + ": output '" + v->name() +
+                                   "' would have shape " + r.shape.to_string() +
+                                   ", a dim past xopt's limit of 2^40");
         if (v->is_graph_output())
           XOPT_RETURN_IF_ERROR(check_declared_output(*node, *v, r.dtype, r.shape));
         if (r.dtype != DType::kUndefined) v->set_dtype(r.dtype);

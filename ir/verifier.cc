@@ -17,10 +17,15 @@ bool defined_outside_nodes(const Value* v) {
   return v->is_graph_input() || v->is_initializer() || v->sparse_initializer() != nullptr;
 }
 
-// A static shape whose bytes do not fit in 63 bits (dims of 2^40 x 2^40) would overflow every size
+// A dim past kMaxDim, or a static shape whose bytes do not fit in 63 bits (dims of 2^40 x 2^40) would overflow every size
 // computed from it; refuse it by name instead.
 Status check_size(const Value* v) {
-  if (v == nullptr || !v->is_tensor() || !v->shape().is_static()) return Status::ok();
+  if (v == nullptr || !v->is_tensor() || !v->shape().has_rank()) return Status::ok();
+  for (const Dim& d : v->shape().dims())
+    if (d.is_known() && d.value > kMaxDim)
+      return invalid_model("value '" + v->name() + "' has shape " + v->shape().to_string() +
+                           ": a dim past xopt's limit of 2^40");
+  if (!v->shape().is_static()) return Status::ok();
   const size_t elem = std::max<size_t>(1, dtype_size(v->dtype()));
   uint64_t bytes = elem;
   for (int64_t d : v->shape().static_dims()) {

@@ -7,14 +7,8 @@
 namespace xopt::ir::ops {
 namespace {
 
-Dim mul(const Dim& a, const Dim& b) {
-  return a.is_known() && b.is_known() ? Dim(a.value * b.value) : Dim();
-}
 Dim div(const Dim& a, int64_t b) {
   return a.is_known() && b > 0 && a.value % b == 0 ? Dim(a.value / b) : Dim();
-}
-Dim add(const Dim& a, const Dim& b) {
-  return a.is_known() && b.is_known() ? Dim(a.value + b.value) : Dim();
 }
 
 // Outputs: Y, present_key, present_value, qk_matmul_output.
@@ -53,10 +47,10 @@ Status infer_attention(InferenceContext& ctx) {
   Dim total = l;
   if (ctx.has_input(4)) {
     const Shape& pk = ctx.input_shape(4);
-    total = pk.has_rank() && pk.rank() == 4 ? add(pk[2], l) : Dim();
+    total = pk.has_rank() && pk.rank() == 4 ? add_dims(pk[2], l) : Dim();
   }
   if (q.rank() == 3)
-    ctx.set_output(0, t, Shape({b, s, mul(hq, dv)}));
+    ctx.set_output(0, t, Shape({b, s, mul_dims(hq, dv)}));
   else
     ctx.set_output(0, t, Shape({b, hq, s, dv}));
   ctx.set_output(1, t, Shape({b, hkv, total, d}));
@@ -114,7 +108,7 @@ Status infer_linear_attention(InferenceContext& ctx) {
     return Status::ok();
   }
   const Dim dv = div(v[2], hkv);
-  ctx.set_output(0, t, Shape({q[0], q[1], mul(Dim(hq), dv)}));
+  ctx.set_output(0, t, Shape({q[0], q[1], mul_dims(Dim(hq), dv)}));
   ctx.set_output(1, ctx.has_input(3) ? ctx.input_dtype(3) : t,
                  Shape({q[0], Dim(hkv), div(q[2], hq), dv}));
   return Status::ok();

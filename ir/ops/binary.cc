@@ -33,19 +33,19 @@ const SymInt& at(const SymData& d, size_t i) {
 }
 
 SymInt add(const SymInt& a, const SymInt& b) {
-  if (a.is_known() && b.is_known()) return SymInt::known(*a.value + *b.value);
+  if (a.is_known() && b.is_known()) return SymInt::known(wrapping_add(*a.value, *b.value));
   if (b.is_known() && *b.value == 0) return a;
   if (a.is_known() && *a.value == 0) return b;
   return SymInt::unknown();
 }
 SymInt sub(const SymInt& a, const SymInt& b) {
-  if (a.is_known() && b.is_known()) return SymInt::known(*a.value - *b.value);
+  if (a.is_known() && b.is_known()) return SymInt::known(wrapping_sub(*a.value, *b.value));
   if (b.is_known() && *b.value == 0) return a;
   if (a.is_symbolic() && a.same_as(b)) return SymInt::known(0);
   return SymInt::unknown();
 }
 SymInt mul(const SymInt& a, const SymInt& b) {
-  if (a.is_known() && b.is_known()) return SymInt::known(*a.value * *b.value);
+  if (a.is_known() && b.is_known()) return SymInt::known(wrapping_mul(*a.value, *b.value));
   if ((a.is_known() && *a.value == 0) || (b.is_known() && *b.value == 0)) return SymInt::known(0);
   if (b.is_known() && *b.value == 1) return a;
   if (a.is_known() && *a.value == 1) return b;

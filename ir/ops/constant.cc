@@ -82,7 +82,8 @@ Status infer_constant_of_shape(InferenceContext& ctx) {
   const SymData* d = ctx.input_data(0);
   if (d == nullptr) {
     if (in.is_static()) {
-      ctx.set_output(0, t, Shape(std::vector<Dim>(static_cast<size_t>(in[0].value))));
+      XOPT_ASSIGN_OR_RETURN(size_t rank, rank_of_shape_input(ctx, in[0]));
+      ctx.set_output(0, t, Shape(std::vector<Dim>(rank)));
     } else {
       ctx.set_output(0, t, Shape());
     }

@@ -107,17 +107,6 @@ Dim div_dim(const Dim& d, int64_t k) {
   return Dim();
 }
 
-Dim add_dims(const Dim& a, const Dim& b) {
-  if (a.is_known() && b.is_known()) return a.value + b.value;
-  if (a.is_known() && a.value == 0) return b;
-  if (b.is_known() && b.value == 0) return a;
-  return Dim();
-}
-
-Dim mul_dims(const Dim& a, const Dim& b) {
-  if (a.is_known() && b.is_known()) return a.value * b.value;
-  return Dim();
-}
 
 // Inputs: query, key, value, bias, key_padding_mask, attention_bias, past_key, past_value,
 // past_sequence_length, cache_indirection. Outputs: output, present_key, present_value, qk.

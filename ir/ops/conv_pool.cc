@@ -54,9 +54,14 @@ Result<Window> read_window(const InferenceContext& ctx, size_t n, std::vector<Di
     if (w.dilations[i] <= 0) return ctx.error("dilations must be positive");
     if (w.kernel[i].is_known() && w.kernel[i].value <= 0)
       return ctx.error("kernel size must be positive, got " + w.kernel[i].to_string());
+    if (w.strides[i] > kMaxWindow || w.dilations[i] > kMaxWindow ||
+        (w.kernel[i].is_known() && w.kernel[i].value > kMaxWindow))
+      return ctx.error("kernel, strides and dilations must be at most 2^20");
   }
-  for (int64_t p : w.pads)
+  for (int64_t p : w.pads) {
     if (p < 0) return ctx.error("pads must not be negative");
+    if (p > kMaxWindow) return ctx.error("pads must be at most 2^20, got " + std::to_string(p));
+  }
   w.ceil_mode = use_ceil_mode && ctx.node().attr_int("ceil_mode", 0) != 0;
   return w;
 }
@@ -114,7 +119,8 @@ Status infer_conv_transpose(InferenceContext& ctx) {
     return ctx.error("W " + str(wt) + " and X " + str(x) + " differ in rank");
   size_t n = rank - 2;
   int64_t group = ctx.node().attr_int("group", 1);
-  if (group <= 0) return ctx.error("group must be positive");
+  if (group <= 0 || group > kMaxWindow)
+    return ctx.error("group must be in [1, 2^20], got " + std::to_string(group));
   if (x.has_rank() && wt.has_rank() && x[1].is_known() && wt[0].is_known() &&
       x[1].value != wt[0].value)
     return ctx.error("X has " + x[1].to_string() + " channels but W " + str(wt) + " expects " +
@@ -128,6 +134,9 @@ Status infer_conv_transpose(InferenceContext& ctx) {
   }
   XOPT_ASSIGN_OR_RETURN(Window w, read_window(ctx, n, kernel, true, false));
   XOPT_ASSIGN_OR_RETURN(auto out_pad, spatial_attr(ctx, "output_padding", n, 0));
+  for (int64_t p : out_pad)
+    if (p < 0 || p > kMaxWindow)
+      return ctx.error("output_padding must be in [0, 2^20], got " + std::to_string(p));
   std::vector<Dim> out(rank);
   out[0] = x.has_rank() ? x[0] : Dim();
   out[1] = wt.has_rank() && wt[1].is_known() ? Dim(wt[1].value * group) : Dim();
@@ -239,7 +248,8 @@ Result<Shape> conv_output_shape(const InferenceContext& ctx, size_t x_index, siz
     return ctx.error("W " + str(wt) + " and X " + str(x) + " differ in rank");
   size_t n = rank - 2;
   int64_t group = ctx.node().attr_int("group", 1);
-  if (group <= 0) return ctx.error("group must be positive");
+  if (group <= 0 || group > kMaxWindow)
+    return ctx.error("group must be in [1, 2^20], got " + std::to_string(group));
   if (x.has_rank() && wt.has_rank() && x[1].is_known() && wt[1].is_known() &&
       x[1].value != wt[1].value * group)
     return ctx.error("X has " + x[1].to_string() + " channels but W " + str(wt) + " with group " +

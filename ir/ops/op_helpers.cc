@@ -18,6 +18,55 @@ std::optional<Dim> broadcast_dim(const Dim& a, const Dim& b) {
   return Dim();
 }
 
+std::optional<int64_t> checked_mul(int64_t a, int64_t b) {
+  int64_t r = 0;
+  if (__builtin_mul_overflow(a, b, &r)) return std::nullopt;
+  return r;
+}
+
+std::optional<int64_t> checked_add(int64_t a, int64_t b) {
+  int64_t r = 0;
+  if (__builtin_add_overflow(a, b, &r)) return std::nullopt;
+  return r;
+}
+
+int64_t wrapping_add(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+}
+int64_t wrapping_sub(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
+}
+int64_t wrapping_mul(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+}
+
+namespace {
+Dim bounded(std::optional<int64_t> v) {
+  return v && *v <= kMaxDim ? Dim(*v) : Dim();
+}
+}  // namespace
+
+Dim add_dims(const Dim& a, const Dim& b) {
+  if (a.is_known() && b.is_known()) return bounded(checked_add(a.value, b.value));
+  if (a.is_known() && a.value == 0) return b;
+  if (b.is_known() && b.value == 0) return a;
+  return Dim();
+}
+
+Dim mul_dims(const Dim& a, const Dim& b) {
+  if (a.is_known() && b.is_known()) return bounded(checked_mul(a.value, b.value));
+  if (a.is_known() && a.value == 1) return b;
+  if (b.is_known() && b.value == 1) return a;
+  return Dim();
+}
+
+Result<size_t> rank_of_shape_input(const InferenceContext& ctx, const Dim& len) {
+  if (!len.is_known() || len.value > kMaxRank)
+    return ctx.error("the shape input has " + len.to_string() +
+                     " elements: a rank past xopt's limit of " + std::to_string(kMaxRank));
+  return static_cast<size_t>(len.value);
+}
+
 Result<Shape> broadcast_shapes(const Shape& a, const Shape& b) {
   if (!a.has_rank() || !b.has_rank()) return Shape();
   size_t rank = std::max(a.rank(), b.rank());

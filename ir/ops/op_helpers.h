@@ -66,6 +66,24 @@ inline std::string str(const Shape& s) {
   return s.to_string();
 }
 
+// ---- arithmetic that cannot overflow ----
+
+// a*b and a+b; nullopt past int64.
+std::optional<int64_t> checked_mul(int64_t a, int64_t b);
+std::optional<int64_t> checked_add(int64_t a, int64_t b);
+// Two's-complement a+b, a-b, a*b: what an integer Add/Sub/Mul computes at run time (data
+// propagation of int64 tensors; plain signed overflow would be undefined).
+int64_t wrapping_add(int64_t a, int64_t b);
+int64_t wrapping_sub(int64_t a, int64_t b);
+int64_t wrapping_mul(int64_t a, int64_t b);
+// Dim arithmetic: known when both are and the result is at most kMaxDim, else unknown (a sum
+// with a known 0 keeps the other dim, a product with 1 too).
+Dim add_dims(const Dim& a, const Dim& b);
+Dim mul_dims(const Dim& a, const Dim& b);
+// The rank given by a 1-D shape input of `len` elements (Reshape's shape, Expand's, ...): an error
+// past kMaxRank.
+Result<size_t> rank_of_shape_input(const InferenceContext& ctx, const Dim& len);
+
 // Numpy broadcasting of two dims; nullopt when both are known, differ and neither is 1.
 std::optional<Dim> broadcast_dim(const Dim& a, const Dim& b);
 // Multidirectional broadcasting; unknown rank when either is. Error text names both shapes.

@@ -15,7 +15,8 @@ Status check_scale(const InferenceContext& ctx) {
   const Shape& s = ctx.input_shape(1);
   if (!s.has_rank()) return Status::ok();
   const int64_t block = ctx.opset() >= 21 ? ctx.node().attr_int("block_size", 0) : 0;
-  if (block < 0) return ctx.error("block_size must not be negative");
+  if (block < 0 || block > kMaxDim)
+    return ctx.error("block_size must be in [0, 2^40], got " + std::to_string(block));
   auto numel = s.numel();
   if (block == 0 && (s.rank() == 0 || (numel && *numel == 1))) return Status::ok();
   if (ctx.opset() < 13) return ctx.error("scale must be a scalar before opset 13, got " + str(s));

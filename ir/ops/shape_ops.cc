@@ -69,7 +69,8 @@ Status infer_reshape(InferenceContext& ctx) {
     if (d == nullptr) {
       // Only the output rank is known.
       if (ts.is_static()) {
-        ctx.set_output(0, t, Shape(std::vector<Dim>(static_cast<size_t>(ts[0].value))));
+        XOPT_ASSIGN_OR_RETURN(size_t rank, rank_of_shape_input(ctx, ts[0]));
+        ctx.set_output(0, t, Shape(std::vector<Dim>(rank)));
       } else {
         ctx.set_output(0, t, Shape());
       }

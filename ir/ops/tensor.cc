@@ -135,12 +135,16 @@ Status infer_pad(InferenceContext& ctx) {
   const size_t k = axes.size();
   for (size_t i = 0; i < k; ++i) {
     size_t a = static_cast<size_t>(axes[i]);
-    int64_t add = (*pads)[i] + (*pads)[i + k];
+    const auto add = checked_add((*pads)[i], (*pads)[i + k]);
+    if (!add || *add > kMaxDim || *add < -kMaxDim)
+      return ctx.error("pads on axis " + std::to_string(a) + " pass xopt's dim limit 2^40");
     if (x[a].is_known()) {
-      int64_t o = x[a].value + add;
+      int64_t o = x[a].value + *add;
       if (o < 0) return ctx.error("pads make axis " + std::to_string(a) + " negative");
+      if (o > kMaxDim)
+        return ctx.error("pads make axis " + std::to_string(a) + " pass xopt's dim limit 2^40");
       out[a] = o;
-    } else if (add != 0) {
+    } else if (*add != 0) {
       out[a] = Dim();
     }
   }
@@ -166,7 +170,11 @@ Status infer_tile(InferenceContext& ctx) {
       const SymInt& rp = (*reps)[i];
       if (rp.is_known() && *rp.value < 0) return ctx.error("repeats must not be negative");
       if (rp.is_known() && x[i].is_known()) {
-        out[i] = x[i].value * *rp.value;
+        const auto n = checked_mul(x[i].value, *rp.value);
+        if (!n || *n > kMaxDim)
+          return ctx.error("repeats " + std::to_string(*rp.value) + " times dim " +
+                           std::to_string(i) + " of " + str(x) + " passes xopt's dim limit 2^40");
+        out[i] = *n;
       } else if (rp.is_known() && *rp.value == 1) {
         out[i] = x[i];
       } else if (x[i].is_known() && x[i].value == 1) {
@@ -194,7 +202,8 @@ Status infer_expand(InferenceContext& ctx) {
     }
     target = Shape(std::move(dims));
   } else if (ss.is_static()) {
-    target = Shape(std::vector<Dim>(static_cast<size_t>(ss[0].value)));
+    XOPT_ASSIGN_OR_RETURN(size_t rank, rank_of_shape_input(ctx, ss[0]));
+    target = Shape(std::vector<Dim>(rank));
   }
   auto out = broadcast_shapes(x, target);
   if (!out.is_ok()) return ctx.error(out.status().message());
@@ -239,8 +248,7 @@ Status infer_transpose(InferenceContext& ctx) {
 }
 
 Dim mul_dim(const Dim& d, int64_t f) {
-  if (d.is_known()) return d.value * f;
-  return f == 1 ? d : Dim();
+  return mul_dims(d, Dim(f));
 }
 
 template <bool kToSpace>
@@ -250,6 +258,7 @@ Status infer_depth_space(InferenceContext& ctx) {
   DType t = ctx.input_dtype(0);
   int64_t b = ctx.node().attr_int("blocksize", 0);
   if (b <= 0) return ctx.error("blocksize must be positive");
+  if (b > kMaxWindow) return ctx.error("blocksize " + std::to_string(b) + " is past 2^20");
   if (!x.has_rank()) {
     ctx.set_output(0, t, Shape(std::vector<Dim>(4)));
     return Status::ok();

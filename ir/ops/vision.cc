@@ -103,10 +103,12 @@ Status infer_affine_grid(InferenceContext& ctx) {
   auto size = ctx.input_ints(1);
   if (!size) {
     const Shape& s = ctx.input_shape(1);
-    if (s.has_rank() && s.rank() == 1 && s[0].is_known())
-      ctx.set_output(0, t, Shape(std::vector<Dim>(static_cast<size_t>(s[0].value), Dim())));
-    else
+    if (s.has_rank() && s.rank() == 1 && s[0].is_known()) {
+      XOPT_ASSIGN_OR_RETURN(size_t rank, rank_of_shape_input(ctx, s[0]));
+      ctx.set_output(0, t, Shape(std::vector<Dim>(rank)));
+    } else {
       ctx.set_output(0, t, Shape());
+    }
     return Status::ok();
   }
   if (size->size() != 4 && size->size() != 5) return ctx.error("size must have 4 or 5 elements");
@@ -219,10 +221,12 @@ Status infer_max_unpool(InferenceContext& ctx) {
       ctx.set_output(0, t, Shape::of(*s));
     } else {
       const Shape& ss = ctx.input_shape(2);
-      ctx.set_output(0, t,
-                     ss.has_rank() && ss.rank() == 1 && ss[0].is_known()
-                         ? Shape(std::vector<Dim>(static_cast<size_t>(ss[0].value), Dim()))
-                         : Shape());
+      if (ss.has_rank() && ss.rank() == 1 && ss[0].is_known()) {
+        XOPT_ASSIGN_OR_RETURN(size_t rank, rank_of_shape_input(ctx, ss[0]));
+        ctx.set_output(0, t, Shape(std::vector<Dim>(rank)));
+      } else {
+        ctx.set_output(0, t, Shape());
+      }
     }
     return Status::ok();
   }
