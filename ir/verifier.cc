@@ -17,8 +17,8 @@ bool defined_outside_nodes(const Value* v) {
   return v->is_graph_input() || v->is_initializer() || v->sparse_initializer() != nullptr;
 }
 
-// A dim past kMaxDim, or a static shape whose bytes do not fit in 63 bits (dims of 2^40 x 2^40) would overflow every size
-// computed from it; refuse it by name instead.
+// A dim past kMaxDim, or a static shape whose bytes do not fit in 63 bits (dims of 2^40 x 2^40)
+// would overflow every size computed from it; refuse it by name instead.
 Status check_size(const Value* v) {
   if (v == nullptr || !v->is_tensor() || !v->shape().has_rank()) return Status::ok();
   for (const Dim& d : v->shape().dims())

@@ -107,7 +107,6 @@ Dim div_dim(const Dim& d, int64_t k) {
   return Dim();
 }
 
-
 // Inputs: query, key, value, bias, key_padding_mask, attention_bias, past_key, past_value,
 // past_sequence_length, cache_indirection. Outputs: output, present_key, present_value, qk.
 Status infer_multi_head_attention(InferenceContext& ctx) {

@@ -59,7 +59,8 @@ Status infer_reduce(InferenceContext& ctx) {
       bool known = true;
       for (const SymInt& e : *d) {
         known = known && e.is_known();
-        if (known) acc = op == "ReduceProd" ? wrapping_mul(acc, *e.value) : wrapping_add(acc, *e.value);
+        if (known)
+          acc = op == "ReduceProd" ? wrapping_mul(acc, *e.value) : wrapping_add(acc, *e.value);
       }
       ctx.set_output_data(0, {known ? SymInt::known(acc) : SymInt::unknown()});
     }

@@ -138,7 +138,8 @@ g (float[3,4] x) => (float[] y) <int64[2] r = {7308332104882991617, 1}> { y = Ti
 TEST(ShapeInferenceBounds, ShapeInputOfHugeLengthIsNotARank) {
   for (const char* op : {"ConstantOfShape (s)", "Expand (x, s)", "Reshape (x, s)"}) {
     const std::string text = std::string(R"(<ir_version: 8, opset_import: ["" : 17]>
-g (int64[1099511627776] s, float[1] x) => (float[] y) { y = )") + op + " }\n";
+g (int64[1099511627776] s, float[1] x) => (float[] y) { y = )") +
+                             op + " }\n";
     Status st = infer_text(text.c_str());
     ASSERT_FALSE(st.is_ok()) << op;
     EXPECT_NE(st.message().find("a rank past xopt's limit of 256"), std::string::npos)
