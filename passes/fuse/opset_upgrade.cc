@@ -276,6 +276,16 @@ bool has_subgraph(const ir::Node& n) {
 
 }  // namespace
 
+bool takes_bfloat16_from_22(const std::string& op) {
+  static const std::set<std::string> kGenerators = {
+      "Bernoulli",        "EyeLike",       "Multinomial",       "RandomNormal",
+      "RandomNormalLike", "RandomUniform", "RandomUniformLike", "NegativeLogLikelihoodLoss"};
+  if (kGenerators.count(op) != 0) return false;
+  for (const NewerVersion& nv : newer_versions())
+    if (nv.version == 22 && op == nv.op) return true;
+  return false;
+}
+
 std::string opset_upgrade_blocker(const ir::Model& model, int64_t target) {
   const ir::Graph& g = *model.graph;
   const int64_t from = g.opset("");

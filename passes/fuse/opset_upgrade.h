@@ -25,6 +25,13 @@ namespace xopt::passes::fuse {
 // naming the first node that blocks it. Needs the model's shapes (the Softmax family's rank).
 std::string opset_upgrade_blocker(const ir::Model& model, int64_t target);
 
+// Whether ONNX's `op` first takes bfloat16 at opset 22 (Conv, ConvTranspose, the pools,
+// InstanceNormalization, HardSigmoid, HardSwish, Elu, Softplus, the trigonometric ops,
+// RNN/GRU/LSTM,
+// ...): what the libonnx 1.12 schemas cannot say. The generators (RandomNormal, Bernoulli, EyeLike,
+// ...) are left out: their output type is an attribute, not a float input.
+bool takes_bfloat16_from_22(const std::string& op);
+
 // Raises the default-domain opset import to `target` (and the IR version to at least the one that
 // opset shipped with) and rewrites the nodes whose spelling changed. Only after
 // opset_upgrade_blocker returned "".

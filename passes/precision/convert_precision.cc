@@ -16,9 +16,11 @@
 #include "ir/shape_inference.h"
 #include "ir/subgraph.h"
 #include "ir/tensor_proto.h"
+#include "passes/fuse/opset_upgrade.h"
 #include "passes/pass_registry.h"
 #include "passes/precision/convert_tensor.h"
 #include "passes/precision/precision_analysis.h"
+#include "passes/precision/split_fused_conv.h"
 #include "passes/rewrite.h"
 
 namespace xopt::passes {
@@ -474,6 +476,42 @@ std::string_view mode_name(PrecisionMode m) {
   }
 }
 
+// bf16: ONNX takes bfloat16 for Conv, the pools and several activations only from opset 22, and
+// onnxruntime's FusedConv never. So that a CNN can be stored in bf16 at all, an older model is
+// raised to 22 where every node keeps its meaning (fuse/opset_upgrade.h; why not goes in the
+// record), and each FusedConv is split back into Conv and its activation (split_fused_conv.h).
+Result<bool> prepare_for_bf16(ir::Model& model, PassContext& ctx, nlohmann::json& record) {
+  ir::Graph& g = *model.graph;
+  bool changed = false;
+  const int64_t from = g.opset("");
+  bool wanted = false;
+  for (const ir::Node* n : g.nodes())
+    wanted = wanted || (n->domain() == "com.microsoft" && n->op_type() == "FusedConv") ||
+             ((n->domain().empty() || n->domain() == "ai.onnx") &&
+              fuse::takes_bfloat16_from_22(n->op_type()));
+  if (from < 22 && wanted) {
+    const std::string why = fuse::opset_upgrade_blocker(model, 22);
+    if (why.empty()) {
+      fuse::upgrade_default_opset(model, 22);
+      ctx.count("opset raised to 22", 1);
+      changed = true;
+      record["opset"] = {{"from", from}, {"to", 22}};
+    } else {
+      record["opset"] = {{"from", from}, {"kept", why}};
+    }
+  }
+  if (g.opset("") >= 22) {
+    const int64_t split = split_fused_convs(g);
+    if (split != 0) {
+      ctx.count("fused convs split for bf16", split);
+      changed = true;
+      ctx.invalidate_shapes();
+      XOPT_RETURN_IF_ERROR(ctx.require_shapes(model));
+    }
+  }
+  return changed;
+}
+
 class ConvertPrecision final : public Pass {
  public:
   static constexpr std::string_view kName = "convert-precision";
@@ -497,8 +535,13 @@ class ConvertPrecision final : public Pass {
     record["mode"] = std::string(mode_name(o.mode));
     record["keep_io_types"] = o.keep_io_types;
     record["auto_rules"] = o.auto_rules;
+    bool prepared = false;
+    if (o.mode == PrecisionMode::kBf16) {
+      XOPT_ASSIGN_OR_RETURN(prepared, prepare_for_bf16(model, ctx, record));
+    }
     Converter c(model, o, &choice, s, &record);
     XOPT_ASSIGN_OR_RETURN(bool changed, c.run());
+    changed = changed || prepared;
     auto put = [&](const char* name, int64_t n) {
       if (n != 0) ctx.count(name, n);
     };

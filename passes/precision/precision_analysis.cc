@@ -15,6 +15,7 @@
 #include "ir/op_registry.h"
 #include "ir/subgraph.h"
 #include "onnx/defs/schema.h"
+#include "passes/fuse/opset_upgrade.h"
 #include "passes/rewrite.h"
 
 namespace xopt::passes {
@@ -57,28 +58,16 @@ bool is_onnx_domain(const ir::Node& n) {
 }
 
 // The libonnx we build against (1.12) knows opsets up to 17. Where a model's opset is newer,
-// these ops took float16 and bfloat16 for every float input and output of theirs (ONNX 1.23's
-// schemas): Conv and the pools gained bfloat16 at 22; Attention, RMSNormalization and
+// these ops take float16 and bfloat16 for every float input and output of theirs (ONNX 1.23's
+// schemas): Conv, the pools, InstanceNormalization and the activations of
+// fuse::takes_bfloat16_from_22 gained bfloat16 at 22; Attention, RMSNormalization and
 // RotaryEmbedding are new at 23.
-struct NewerSchema {
-  const char* op;
-  int since;
-};
-const NewerSchema* newer_schema(const ir::Node& n) {
-  static const NewerSchema table[] = {{"Conv", 22},
-                                      {"ConvTranspose", 22},
-                                      {"MaxPool", 22},
-                                      {"AveragePool", 22},
-                                      {"GlobalAveragePool", 22},
-                                      {"GlobalMaxPool", 22},
-                                      {"InstanceNormalization", 22},
-                                      {"Attention", 23},
-                                      {"RMSNormalization", 23},
-                                      {"RotaryEmbedding", 23}};
-  if (!is_onnx_domain(n)) return nullptr;
-  for (const NewerSchema& s : table)
-    if (n.op_type() == s.op && n.opset() >= s.since) return &s;
-  return nullptr;
+bool newer_schema(const ir::Node& n) {
+  if (!is_onnx_domain(n)) return false;
+  if (n.opset() >= 22 && fuse::takes_bfloat16_from_22(n.op_type())) return true;
+  const std::string& op = n.op_type();
+  return n.opset() >= 23 &&
+         (op == "Attention" || op == "RMSNormalization" || op == "RotaryEmbedding");
 }
 
 const onnx::OpSchema* schema_of(const ir::Node& n) {
@@ -300,7 +289,7 @@ bool schema_accepts(const ir::Node& node, bool is_output, size_t index, DType ty
     }
     return type == DType::kFloat;
   }
-  if (newer_schema(node) != nullptr) {
+  if (newer_schema(node)) {
     // Float positions of these ops take every float type; integer ones (a mask, positions) are
     // never fp32 values, so are never asked about.
     return type == DType::kFloat || type == DType::kFloat16 || type == DType::kBFloat16;

@@ -172,23 +172,30 @@ TEST(PrecisionModels, Fp16AndBf16AgainstFp32) {
           name.c_str(), type, worst_cos, worst_rel, classifier ? (top1 ? "same" : "DIFF") : "-",
           params, arena, arena_bare, 100 * kept, static_cast<long long>(casts), fp32.arena, c.arena,
           bare.arena);
-      EXPECT_GE(worst_cos, 0.999) << name << " " << type;
+      // bf16 keeps 8 bits of mantissa: stored after each of MobileNetV2's and ShuffleNet's 50-odd
+      // (depthwise) convolutions it gives cosine 0.9963 and 0.9966, though each kernel is within
+      // one bf16 rounding of fp32 (a single Conv: max rel 2.1e-3 = 2^-9). `mixed` keeps them at
+      // fp16's 0.9999. The other four models reach 0.99997 in bf16.
+      const double min_cosine = mode == PrecisionMode::kBf16 ? 0.995 : 0.999;
+      EXPECT_GE(worst_cos, min_cosine) << name << " " << type;
       if (classifier) {
         EXPECT_TRUE(top1) << name << " " << type;
       }
       // 0.50x of what was converted plus the bytes kept fp32 (both in units of the fp32 params).
       EXPECT_NEAR(params, 0.5 + kept / 2, 0.005) << name << " " << type;
-      // The arena halves where the schema lets every node convert: the CNNs' Conv and FusedConv
-      // have no bfloat16 at opset 17, so in bf16 they stay fp32 (and so does their arena). The
-      // figure asserted is the plan's without keep-io-types: with it, the fp16 copy of the input
-      // (shufflenet, 294 KiB) or of the logits before the output Cast (gpt_nano, 512 KiB) is one
-      // more activation that the fp32 plan did not have, as the table prints.
+      // The arena halves where every node converts (in bf16 the CNNs are raised to opset 22,
+      // where Conv and the pools take bfloat16, and FusedConv is split back into Conv and its
+      // activation). The figure asserted is the plan's without keep-io-types: with it, the copy of
+      // the input (shufflenet, 294 KiB) or of the logits before the output Cast (gpt_nano, 512 KiB)
+      // is one more activation that the fp32 plan did not have, as the table prints.
       if (kept < 0.01) {
         EXPECT_LE(arena_bare, 0.55) << name << " " << type;
       }
       onnx::ModelProto proto = ir::model_to_proto(c.model);
       try {
-        onnx::checker::check_model(proto);  // full_check: check_with_onnxruntime.py
+        // libonnx 1.12 knows IR versions up to 8 and opsets up to 17; the bf16 CNNs are at opset 22
+        // (IR 10), which check_with_onnxruntime.py checks with PyPI's onnx (full check).
+        if (proto.ir_version() <= onnx::IR_VERSION) onnx::checker::check_model(proto);
       } catch (const std::exception& e) {
         ADD_FAILURE() << name << " " << type << ": ONNX checker: " << e.what();
       }

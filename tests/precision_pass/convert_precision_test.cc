@@ -577,5 +577,68 @@ TEST(ConvertPrecision, MixedFollowsTheChooserAndRecordsIt) {
   EXPECT_NE(s.message().find("needs a chooser"), std::string::npos) << s.message();
 }
 
+// ---- bf16 for CNNs: the opset raised to 22 and FusedConv split
+// (passes/precision/split_fused_conv.h)
+
+constexpr const char* kFusedConvAt17 = R"(
+  <ir_version: 8, opset_import: ["" : 17, "com.microsoft" : 1]>
+  g (float[1,2,4,4] x) => (float[1,2,2,2] y)
+    <float[2,2,1,1] w = {1, -0.5, 0.25, 2}, float[2] b = {0.5, -1}> {
+    c = com.microsoft.FusedConv <activation = "Relu"> (x, w, b)
+    y = MaxPool <kernel_shape = [2, 2], strides = [2, 2]> (c)
+  })";
+
+TEST(ConvertPrecision, Bf16RaisesTheOpsetAndSplitsFusedConv) {
+  auto ctx = context(PrecisionMode::kBf16);
+  auto o = expect_converts(ctx, kFusedConvAt17, R"(
+    g (float[1,2,4,4] x) => (float[1,2,2,2] y)
+       <bfloat16[2,2,1,1] w ..., bfloat16[2] b ...>
+    {
+       x_bf16 = Cast<to = 16>(x)
+       c_conv = Conv(x_bf16, w, b)
+       c = Relu(c_conv)
+       y_bf16 = MaxPool<kernel_shape = [2, 2], strides = [2, 2]>(c)
+       y = Cast<to = 1>(y_bf16)
+    }
+  )",
+                           kBf16);
+  EXPECT_EQ(counter(o, "opset raised to 22"), 1);
+  EXPECT_EQ(counter(o, "fused convs split for bf16"), 1);
+  EXPECT_EQ(counter(o, "kept fp32 (schema)"), 0);
+}
+
+// fp16 needs neither: FusedConv and MaxPool take float16 at opset 17.
+TEST(ConvertPrecision, Fp16KeepsTheOpsetAndTheFusedConv) {
+  auto ctx = context(PrecisionMode::kFp16);
+  auto o = convert(kFusedConvAt17, ctx);
+  ASSERT_TRUE(o.status.is_ok()) << o.status.message();
+  EXPECT_EQ(counter(o, "opset raised to 22"), 0);
+  EXPECT_EQ(counter(o, "fused convs split for bf16"), 0);
+  EXPECT_NE(o.text.find("c = FusedConv<activation = \"Relu\">(x_fp16, w, b)"), std::string::npos)
+      << o.text;
+}
+
+// A model the upgrade cannot cross (an If) stays at 17: its Conv has no bfloat16 there and stays
+// fp32, and the record says why.
+TEST(ConvertPrecision, Bf16KeepsTheOpsetWhereTheUpgradeIsBlocked) {
+  ir::Model m = converted(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[1,2,4,4] x, bool k) => (float[1,2,4,4] y) <float[2,2,1,1] w = {1, -0.5, 0.25, 2}> {
+      c = Conv(x, w)
+      y = If (k) <then_branch = t () => (float[1,2,4,4] r) { r = Relu(c) },
+                  else_branch = e () => (float[1,2,4,4] r) { r = Neg(c) }>
+    })",
+                          PrecisionMode::kBf16);
+  EXPECT_EQ(m.graph->opset(""), 17);
+  const auto record = nlohmann::json::parse(m.metadata("xopt.precision").value_or("{}"));
+  EXPECT_NE(record["opset"]["kept"].get<std::string>().find("has a subgraph"), std::string::npos)
+      << record.dump();
+  for (const ir::Node* n : m.graph->nodes()) {
+    if (n->op_type() == "Conv") {
+      EXPECT_EQ(n->output(0)->dtype(), ir::DType::kFloat);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace xopt
