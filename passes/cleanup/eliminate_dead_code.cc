@@ -58,6 +58,6 @@ class EliminateDeadCode final : public Pass {
 
 XOPT_REGISTER_PASS(EliminateDeadCode,
                    "removes nodes, initializers and value_info entries that nothing reads",
-                   {{"cleanup", 90}});
+                   {{"cleanup", 90}, {"fold", 99}});
 
 }  // namespace xopt::passes

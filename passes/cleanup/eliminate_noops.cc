@@ -240,6 +240,6 @@ XOPT_REGISTER_PASS(EliminateNoops,
                    "removes ops that return their input unchanged (Identity, inference Dropout, "
                    "same-type Cast, same-shape Reshape/Expand, identity Transpose, full Slice, "
                    "zero Pad, 1-input Concat)",
-                   {{"cleanup", 10}});
+                   {{"cleanup", 10}, {"fold", 95}});
 
 }  // namespace xopt::passes

@@ -344,6 +344,24 @@ g (float[2] x) => (float[2] y) <float[2] w = {10, 20}, bool c = {1}> {
 })");
 }
 
+// The fold group as a whole leaves neither the branch's Identity nor the dead condition behind
+// (eliminate-noops and eliminate-dead-code run in it too: silero_vad's TorchScript export kept 6
+// such Identities after `cleanup,fold,fuse`).
+TEST(InlineConstantIf, FoldGroupLeavesNoIdentityOrDeadCondition) {
+  EXPECT_REWRITES_EXACTLY("fold", R"(
+<ir_version: 8, opset_import: ["" : 15]>
+g (float[2,3] x) => (float[2,3] y) <bool c = {1}> {
+  t = If (c) <then_branch = tb () => (float[2,3] r) { r = Identity(x) },
+              else_branch = eb () => (float[2,3] r) { r = Neg(x) }>
+  y = Relu(t)
+})",
+                          R"(
+<ir_version: 8, opset_import: ["" : 15]>
+g (float[2,3] x) => (float[2,3] y) {
+  y = Relu(x)
+})");
+}
+
 TEST(InlineConstantIf, ConditionFromAnInputDoesNotApply) {
   EXPECT_NOT_APPLIED("inline-constant-if", kIfOuter);
 }
