@@ -311,11 +311,11 @@ std::string opset_upgrade_blocker(const ir::Model& model, int64_t target) {
         const onnx::OpSchema* s = onnx::OpSchemaRegistry::Schema(n->op_type(), v, "");
         if (s == nullptr || s->SinceVersion() != v) continue;
         std::string why = change_blocks(*n, v);
-        if (!why.empty()) return who + ": " + why;
+        if (!why.empty()) return who + ": " + std::move(why);
       }
     }
     std::string why = newer_change_blocks(*n, from, target);
-    if (!why.empty()) return who + ": " + why;
+    if (!why.empty()) return who + ": " + std::move(why);
   }
   return "";
 }
