@@ -36,6 +36,7 @@ void register_index_ops(OpList& ops);
 void register_control_flow_ops(OpList& ops);
 void register_random_ops(OpList& ops);
 void register_sequence_ops(OpList& ops);
+void register_ml_ops(OpList& ops);  // ai.onnx.ml
 
 inline constexpr const char* kMsDomain = "com.microsoft";
 
