@@ -94,7 +94,8 @@ const std::map<Key, std::string>& accumulators() {
   return m;
 }
 
-// Element types of the contrib ops (no ONNX schema): what their kernels dispatch on.
+// Element types of the contrib and ai.onnx.ml ops (not in onnx_schema_types.inc): what their
+// kernels dispatch on.
 const std::map<Key, std::vector<DType>>& contrib_types() {
   static const std::vector<DType> kFloats = {DType::kDouble, DType::kFloat, DType::kFloat16,
                                              DType::kBFloat16};
@@ -108,6 +109,15 @@ const std::map<Key, std::vector<DType>>& contrib_types() {
       {{"com.microsoft", "FastGelu"}, kFloats},
       {{"com.microsoft", "BiasGelu"}, kFloats},
       {{"com.microsoft", "QuickGelu"}, kFloats},
+      // ai.onnx.ml (ml_linear.cc): numeric inputs read as float, float outputs (labels int64 or
+      // string); onnx_schema_types.inc holds only the default domain.
+      {{"ai.onnx.ml", "Scaler"}, {DType::kDouble, DType::kFloat, DType::kInt64, DType::kInt32}},
+      {{"ai.onnx.ml", "ArrayFeatureExtractor"},
+       {DType::kDouble, DType::kFloat, DType::kInt64, DType::kInt32, DType::kString}},
+      {{"ai.onnx.ml", "LinearRegressor"},
+       {DType::kDouble, DType::kFloat, DType::kInt64, DType::kInt32}},
+      {{"ai.onnx.ml", "LinearClassifier"},
+       {DType::kDouble, DType::kFloat, DType::kInt64, DType::kInt32, DType::kString}},
       {{"com.microsoft", "DynamicQuantizeLSTM"}, {DType::kFloat, DType::kInt8, DType::kUInt8}},
       {{"com.microsoft", "DynamicQuantizeMatMul"}, {DType::kFloat, DType::kInt8, DType::kUInt8}},
       {{"com.microsoft", "MatMulIntegerToFloat"},
