@@ -176,6 +176,7 @@ class Node {
   // for an original node, which stands for itself.
   const std::vector<std::string>& provenance() const { return provenance_; }
   void add_provenance(const Node& replaced);
+  void set_provenance(std::vector<std::string> originals) { provenance_ = std::move(originals); }
   // "node 'conv1' (Conv)" for error messages; uses the original name when this node came from a
   // pass.
   std::string describe() const;

@@ -36,6 +36,25 @@ ir::Node* add_step(ir::Graph& g, ir::Node& fused, const std::string& op,
   return n;
 }
 
+// Gives each step back the originals it stands for. A fusion records its chain in graph order
+// (Conv, [BatchNormalization], [Add], activation), so the activation takes the last original, the
+// Add the one before and the Conv the rest; a fused node that stands for fewer originals than it
+// splits into (one that came in fused) leaves every step standing for all of them.
+void share_provenance(ir::Node& conv, ir::Node* add, ir::Node* act) {
+  std::vector<std::string> rest = conv.provenance();
+  const size_t tail = (add != nullptr ? 1 : 0) + (act != nullptr ? 1 : 0);
+  if (rest.size() <= tail) return;
+  if (act != nullptr) {
+    act->set_provenance({rest.back()});
+    rest.pop_back();
+  }
+  if (add != nullptr) {
+    add->set_provenance({rest.back()});
+    rest.pop_back();
+  }
+  conv.set_provenance(std::move(rest));
+}
+
 void split(ir::Graph& g, ir::Node& fused) {
   const std::string activation = fused.attr_string("activation", "");
   const std::vector<float> params = fused.has_attr("activation_params")
@@ -49,8 +68,12 @@ void split(ir::Graph& g, ir::Node& fused) {
   for (const auto& a : fused.attributes())
     if (a.name() != "activation" && a.name() != "activation_params") conv->set_attr(a);
   ir::Value* last = conv->output(0);
-  if (fused.num_inputs() > 3 && fused.input(3) != nullptr)
-    last = add_step(g, fused, "Add", {last, fused.input(3)}, "_add")->output(0);
+  ir::Node* add = nullptr;
+  ir::Node* act = nullptr;
+  if (fused.num_inputs() > 3 && fused.input(3) != nullptr) {
+    add = add_step(g, fused, "Add", {last, fused.input(3)}, "_add");
+    last = add->output(0);
+  }
   if (!activation.empty()) {
     std::vector<ir::Value*> in = {last};
     const std::string base = fused.output(0)->name();
@@ -58,7 +81,7 @@ void split(ir::Graph& g, ir::Node& fused) {
       in.push_back(scalar_initializer(g, base + "_min", params.size() > 0 ? params[0] : -3.4e38f));
       in.push_back(scalar_initializer(g, base + "_max", params.size() > 1 ? params[1] : 3.4e38f));
     }
-    ir::Node* act = add_step(g, fused, activation, in, "_act");
+    act = add_step(g, fused, activation, in, "_act");
     if (activation == "LeakyRelu") act->set_attr("alpha", params.empty() ? 0.01f : params[0]);
     if (activation == "HardSigmoid") {
       act->set_attr("alpha", params.size() > 0 ? params[0] : 0.2f);
@@ -66,6 +89,7 @@ void split(ir::Graph& g, ir::Node& fused) {
     }
     last = act->output(0);
   }
+  share_provenance(*conv, add, act);
   ir::Value* result = fused.output(0);
   const std::string name = result->name();
   const std::string node_name = fused.name();

@@ -213,6 +213,14 @@ TEST(ImageStreams, CorruptCompressedStreamsAreErrors) {
     bad_crc[29] ^= 1;  // IHDR's CRC
     EXPECT_ERROR(bad_crc, kInvalidArgument, "corrupt PNG stream");
     EXPECT_ERROR(bytes_of("\x89PNG\r\n\x1a\n\0\0"), kInvalidArgument, "truncated PNG stream");
+    // An sPLT chunk claiming 1.6 GB after a valid IHDR: libpng may not allocate that much, so it
+    // skips the chunk, and the stream ends inside it.
+    Bytes huge_chunk = test::png_claiming(8, 8, 0);
+    huge_chunk.resize(33);  // signature and IHDR
+    test::put_be32(huge_chunk, 0x62000030);
+    huge_chunk.insert(huge_chunk.end(), {'s', 'P', 'L', 'T', 'E', 0x83, 0xc3});
+    EXPECT_ERROR(huge_chunk, kInvalidArgument,
+                 "libpng asked for 1644167217 bytes at once, over the 64 MiB it may take");
   }
   if (format_built_in(Format::kTiff))
     EXPECT_ERROR(bytes_of(std::string("II*\0\xff\xff\xff\x7f", 8)), kInvalidArgument,

@@ -1,6 +1,6 @@
 // Every shared model after fold,fuse,precision,plan in fp16 and in bf16, against the original in
-// fp32 on its test_data_set_0 input (CPU executor): cosine >= 0.999 on every output, the same
-// top-1 class on the classifiers, parameters 0.50x (plus the bytes kept fp32) and an arena at most
+// fp32 on its test_data_set_0 input (CPU executor): cosine >= 0.999 on every output (in bf16,
+// where rounding the weights alone already costs more, within twice that), the same top-1 class on the classifiers, parameters 0.50x (plus the bytes kept fp32) and an arena at most
 // 0.55x the fp32 plan's where every node converts (see the arena comment below). Prints the
 // figures, the arena also with keep-io-types (the default). The converted models are saved with our
 // outputs and tests/precision_models/check_with_onnxruntime.py checks them with onnx.checker (full
@@ -104,6 +104,28 @@ Converted convert(const std::string& path, PrecisionMode mode,
   return c;
 }
 
+// The fp32 model with its float weights rounded to bfloat16 and nothing else changed: what storing
+// the weights in bf16 costs whatever the rest of the conversion does (the format's floor).
+std::vector<ir::Tensor> run_with_bf16_weights(ir::Model& model,
+                                              const std::map<std::string, ir::Tensor>& inputs) {
+  for (ir::Value* v : model.graph->initializers()) {
+    if (v->dtype() != ir::DType::kFloat) continue;
+    float* w = v->mutable_initializer()->mutable_data<float>();
+    for (int64_t i = 0; i < v->initializer()->numel(); ++i)
+      w[i] = ir::bfloat16_to_float(ir::float_to_bfloat16(w[i]));
+  }
+  auto out = exec::run_model(model, inputs);
+  EXPECT_TRUE(out.is_ok()) << out.status().message();
+  return out.is_ok() ? std::move(*out) : std::vector<ir::Tensor>{};
+}
+
+double worst_cosine(const std::vector<ir::Tensor>& got, const std::vector<ir::Tensor>& want) {
+  double worst = got.size() == want.size() ? 1.0 : 0.0;
+  for (size_t k = 0; k < got.size() && k < want.size(); ++k)
+    worst = std::min(worst, cosine(got[k], want[k]));
+  return worst;
+}
+
 // Writes NAME.MODE.onnx, NAME.MODE.input_0.pb and NAME.MODE.output_K.pb (our outputs) to `dir`.
 void save_for_onnxruntime(const fs::path& dir, const std::string& stem, const Converted& c,
                           const std::map<std::string, ir::Tensor>& inputs) {
@@ -129,6 +151,7 @@ TEST(PrecisionModels, Fp16AndBf16AgainstFp32) {
   fs::create_directories(dir);
   std::printf("%-20s %-5s %8s %8s %6s %9s %9s %9s %7s %7s\n", "model", "type", "cosine", "max rel",
               "top-1", "params", "arena", "arena(io)", "kept32", "casts");
+  std::vector<std::string> floors;
   for (const std::string& name : test::shared_model_names()) {
     const std::string path = test::shared_model_path(name);
     auto in = exec::conformance::read_tensor_file(
@@ -142,6 +165,8 @@ TEST(PrecisionModels, Fp16AndBf16AgainstFp32) {
     ASSERT_TRUE(want.is_ok()) << want.status().message();
     Converted fp32 = convert(path, PrecisionMode::kFp32, inputs);
     ASSERT_TRUE(fp32.ok) << name;
+    const double bf16_weights_floor = worst_cosine(run_with_bf16_weights(fp32.model, inputs), *want);
+    floors.push_back(name + " " + std::to_string(bf16_weights_floor));
     for (PrecisionMode mode : {PrecisionMode::kFp16, PrecisionMode::kBf16}) {
       const char* type = mode == PrecisionMode::kFp16 ? "fp16" : "bf16";
       Converted c = convert(path, mode, inputs);
@@ -172,12 +197,18 @@ TEST(PrecisionModels, Fp16AndBf16AgainstFp32) {
           name.c_str(), type, worst_cos, worst_rel, classifier ? (top1 ? "same" : "DIFF") : "-",
           params, arena, arena_bare, 100 * kept, static_cast<long long>(casts), fp32.arena, c.arena,
           bare.arena);
-      // bf16 keeps 8 bits of mantissa: stored after each of MobileNetV2's and ShuffleNet's 50-odd
-      // (depthwise) convolutions it gives cosine 0.9963 and 0.9966, though each kernel is within
-      // one bf16 rounding of fp32 (a single Conv: max rel 2.1e-3 = 2^-9). `mixed` keeps them at
-      // fp16's 0.9999. The other four models reach 0.99997 in bf16.
-      const double min_cosine = mode == PrecisionMode::kBf16 ? 0.995 : 0.999;
-      EXPECT_GE(worst_cos, min_cosine) << name << " " << type;
+      // cosine >= 0.999 wherever the format allows it. bf16 keeps 8 bits of mantissa: in
+      // MobileNetV2 and ShuffleNet (folded depthwise convolutions) rounding only the weights to bf16,
+      // all else fp32, already gives cosine 0.997 (the floor printed below), so no bf16 model of them
+      // that stores its weights in bf16 reaches 0.999 (`mixed` keeps them at fp16's 0.9999). There the
+      // converted model may lose at most as much again as the weights alone: 1 - cosine within twice
+      // the floor's. The other four models reach 0.99997 in bf16.
+      const double min_cosine =
+          mode == PrecisionMode::kBf16 && bf16_weights_floor < 0.999
+              ? 1 - 2 * (1 - bf16_weights_floor)
+              : 0.999;
+      EXPECT_GE(worst_cos, min_cosine) << name << " " << type << " (bf16 weights alone: cosine "
+                                       << bf16_weights_floor << ")";
       if (classifier) {
         EXPECT_TRUE(top1) << name << " " << type;
       }
@@ -202,6 +233,8 @@ TEST(PrecisionModels, Fp16AndBf16AgainstFp32) {
       save_for_onnxruntime(dir, name + "." + type, c, inputs);
     }
   }
+  std::printf("cosine of the fp32 model (fold,fuse) with only its weights rounded to bf16:\n");
+  for (const std::string& f : floors) std::printf("  %s\n", f.c_str());
   const std::string script =
       std::string(XOPT_SOURCE_DIR) + "/tests/precision_models/check_with_onnxruntime.py";
   const std::string cmd = "python3 " + script + " " + dir.string() + " 2>&1";

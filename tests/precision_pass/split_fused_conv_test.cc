@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "ir/text.h"
+#include "passes/pass_manager.h"
 #include "passes/precision/split_fused_conv.h"
 #include "tests/util/pass_golden.h"
 
@@ -50,6 +51,38 @@ TEST(SplitFusedConv, ResidualAndEachActivation) {
       r = Add (r_conv, z)
     })",
                4);
+}
+
+// What each step stands for in the user's graph (xviz's "fused: replaces N nodes" cards and its
+// diff read this): the Conv the Conv and the BatchNormalization folded into it, the Add and the
+// Relu themselves.
+TEST(SplitFusedConv, EachStepStandsForItsOwnOriginals) {
+  ir::Model m = test::parse_text(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[1,2,3,3] x, float[1,2,3,3] z) => (float[1,2,3,3] y)
+      <float[2,2,1,1] w = {1, -0.5, 0.25, 2}, float[2] s = {1, 2}, float[2] b = {0.5, -1},
+       float[2] mean = {0, 1}, float[2] var = {1, 4}> {
+      c = Conv (x, w)
+      n = BatchNormalization (c, s, b, mean, var)
+      a = Add (n, z)
+      y = Relu (a)
+    })");
+  for (const auto& [value, node] :
+       {std::pair{"c", "conv"}, {"n", "bn"}, {"a", "add"}, {"y", "relu"}})
+    m.graph->find_node_output(value)->producer()->set_name(node);
+  passes::PassManager pm;
+  ASSERT_TRUE(pm.add_pipeline("fuse").is_ok());
+  passes::PassContext ctx;
+  ASSERT_TRUE(pm.run(m, ctx).is_ok());
+  ASSERT_EQ(m.graph->num_nodes(), 1u);
+  ASSERT_EQ(m.graph->find_node_output("y")->producer()->op_type(), "FusedConv");
+  EXPECT_EQ(passes::split_fused_convs(*m.graph), 1);
+  std::map<std::string, std::vector<std::string>> stands_for;
+  for (const ir::Node* n : m.graph->nodes()) stands_for[n->op_type()] = n->provenance();
+  using V = std::vector<std::string>;
+  EXPECT_EQ(stands_for["Conv"], (V{"conv", "bn"}));
+  EXPECT_EQ(stands_for["Add"], (V{"add"}));
+  EXPECT_EQ(stands_for["Relu"], (V{"relu"}));
 }
 
 TEST(SplitFusedConv, NothingToSplit) {

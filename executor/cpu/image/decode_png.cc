@@ -12,7 +12,10 @@
 
 #include <png.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 #include <memory>
 #include <vector>
 
@@ -20,6 +23,13 @@ namespace xopt::exec::image::detail {
 namespace {
 
 constexpr const char* kFormat = "PNG";
+
+// The most libpng may allocate at once. libpng allocates whatever length an ancillary chunk's
+// header claims before reading its data (a 53-byte stream asked for 1.6 GB for an sPLT chunk); its
+// own buffers are a few rows (at most 10^6 pixels wide, png_set_user_limits' default) and zlib's
+// windows, and the image itself is allocated here, not by libpng. A larger request fails (libpng
+// then skips the chunk), and the error message says so.
+constexpr png_alloc_size_t kMaxLibpngAllocation = 64 << 20;
 
 struct PngState {
   png_structp png;
@@ -29,6 +39,8 @@ struct PngState {
   size_t pos;
   bool truncated;
   char message[200];
+  char warning[200];         // libpng's last warning
+  png_alloc_size_t refused;  // the largest allocation refused (over kMaxLibpngAllocation)
 };
 
 void on_error(png_structp png, png_const_charp message) {
@@ -37,7 +49,18 @@ void on_error(png_structp png, png_const_charp message) {
   png_longjmp(png, 1);
 }
 
-void on_warning(png_structp, png_const_charp) {}  // libpng never prints
+void on_warning(png_structp png, png_const_charp message) {  // libpng never prints
+  auto* s = static_cast<PngState*>(png_get_error_ptr(png));
+  std::strncpy(s->warning, message, sizeof s->warning - 1);
+}
+
+png_voidp on_malloc(png_structp png, png_alloc_size_t size) {
+  if (size <= kMaxLibpngAllocation) return std::malloc(size);
+  auto* s = static_cast<PngState*>(png_get_mem_ptr(png));
+  s->refused = std::max(s->refused, size);
+  return nullptr;
+}
+void on_free(png_structp, png_voidp p) { std::free(p); }
 
 void on_read(png_structp png, png_bytep out, size_t n) {
   auto* s = static_cast<PngState*>(png_get_io_ptr(png));
@@ -80,7 +103,12 @@ struct DestroyPng {
 };
 
 Status png_error_status(const PngState& s) {
-  return s.truncated ? truncated(kFormat, s.message) : corrupt(kFormat, s.message);
+  std::string message = s.message;
+  if (s.warning[0] != '\0') message += std::string(" (after libpng's warning: ") + s.warning + ")";
+  if (s.refused != 0)
+    message += "; libpng asked for " + std::to_string(s.refused) + " bytes at once, over the " +
+               std::to_string(kMaxLibpngAllocation >> 20) + " MiB it may take";
+  return s.truncated ? truncated(kFormat, message) : corrupt(kFormat, message);
 }
 
 }  // namespace
@@ -91,7 +119,8 @@ Result<Image> decode_png(Bytes bytes) {
   std::unique_ptr<PngState, DestroyPng> s(new PngState{});
   s->data = bytes.data();
   s->size = bytes.size();
-  s->png = png_create_read_struct(PNG_LIBPNG_VER_STRING, s.get(), on_error, on_warning);
+  s->png = png_create_read_struct_2(PNG_LIBPNG_VER_STRING, s.get(), on_error, on_warning, s.get(),
+                                    on_malloc, on_free);
   if (s->png == nullptr) return internal_error("libpng could not make a read struct");
   s->info = png_create_info_struct(s->png);
   if (s->info == nullptr) return internal_error("libpng could not make an info struct");
