@@ -153,6 +153,7 @@ const Registry& registry() {
     ops::register_control_flow_ops(r.ops);
     ops::register_sequence_ops(r.ops);
     ops::register_ml_ops(r.ops);
+    ops::register_quant_ort_ops(r.ops);
     std::sort(r.ops.begin(), r.ops.end(), [](const OpInfo& a, const OpInfo& b) {
       return std::tie(a.domain, a.op_type, a.since_version) <
              std::tie(b.domain, b.op_type, b.since_version);

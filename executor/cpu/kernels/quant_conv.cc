@@ -64,7 +64,9 @@ Status conv_integer(KernelContext& ctx) {
 
 // x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, B (int32):
 // y = saturate(round((conv + B) * (x_scale * w_scale[m] / y_scale)) + y_zero_point), the
-// multiplier in float as the reference and onnxruntime compute it.
+// multiplier in float as the reference and onnxruntime compute it, and for 8-bit outputs the
+// product too (onnxruntime's MlasRequantizeOutput; rounding it in double instead moved 6 of
+// 18432 values of a PP-OCR convolution by one step).
 Status qlinear_conv(KernelContext& ctx) {
   for (size_t i : {0, 1, 3, 4, 6})
     if (ctx.input(i) == nullptr)
@@ -87,7 +89,7 @@ Status qlinear_conv(KernelContext& ctx) {
   const auto xs = static_cast<float>(x_scale.as_double(0));
   const auto ys = static_cast<float>(y_scale.as_double(0));
   const std::vector<double> ws = values_of(w_scale);
-  std::vector<double> mult(static_cast<size_t>(std::max<int64_t>(m_out, 1)));
+  std::vector<float> mult(static_cast<size_t>(std::max<int64_t>(m_out, 1)));
   for (size_t m = 0; m < mult.size(); ++m)
     mult[m] = xs * static_cast<float>(ws.size() == 1 ? ws[0] : ws[m]) / ys;
   XOPT_ASSIGN_OR_RETURN(ir::Tensor * y, ctx.output_uninit(0, out, acc.dims()));
@@ -98,7 +100,13 @@ Status qlinear_conv(KernelContext& ctx) {
     Q* yd = y->mutable_data<Q>();
     for (int64_t i = 0; i < acc.numel(); ++i) {
       const auto m = static_cast<size_t>((i / spatial) % std::max<int64_t>(m_out, 1));
-      yd[i] = saturate_round<Q>(round_half_even(ad[i] * mult[m]) + yz);
+      if constexpr (sizeof(Q) == 1) {
+        // onnxruntime's MlasRequantizeOutput: float(acc) * multiplier in float.
+        yd[i] = mlas_requantize<Q>(static_cast<int32_t>(ad[i]), mult[m],
+                                   static_cast<int32_t>(yz));
+      } else {
+        yd[i] = saturate_round<Q>(round_half_even(ad[i] * mult[m]) + yz);
+      }
     }
     return Status::ok();
   });

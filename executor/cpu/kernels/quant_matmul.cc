@@ -1,9 +1,10 @@
 // Integer matrix products: MatMulInteger, QLinearMatMul, and onnxruntime's com.microsoft
-// DynamicQuantizeMatMul (A quantized on the fly to uint8) and MatMulIntegerToFloat. The products
+// DynamicQuantizeMatMul (A quantized on the fly to uint8), MatMulIntegerToFloat and QGemm. The products
 // are exact (double GEMMs over zero-point-shifted values, see quant_util.h); scaling follows the
 // ONNX reference (QLinearMatMul) or onnxruntime's float epilogue (the com.microsoft ops).
 #include <vector>
 
+#include "executor/cpu/broadcast.h"
 #include "executor/cpu/kernels/nn_gemm.h"
 #include "executor/cpu/kernels/quant_util.h"
 #include "executor/cpu/kernels/tensor_util.h"
@@ -163,8 +164,104 @@ Status matmul_integer_to_float(KernelContext& ctx) {
                            ctx.input(6), a_scale->dtype());
 }
 
+// A 2-D tensor as doubles, transposed when `trans`.
+Result<ir::Tensor> matrix_double(const KernelContext& ctx, const ir::Tensor& t, bool trans,
+                                 const char* what) {
+  if (t.rank() != 2) return ctx.error(std::string(what) + " must be 2-D, got " + ir::dims_string(t.dims()));
+  XOPT_ASSIGN_OR_RETURN(ir::Tensor d, shifted_double(ctx, t, nullptr, false, what));
+  if (!trans) return d;
+  const int64_t r = t.dims()[0], c = t.dims()[1];
+  ir::Tensor out(ir::DType::kDouble, {c, r});
+  const double* pd = d.data<double>();
+  double* po = out.mutable_data<double>();
+  for (int64_t i = 0; i < r; ++i)
+    for (int64_t j = 0; j < c; ++j) po[j * r + i] = pd[i * c + j];
+  return out;
+}
+
+// onnxruntime's com.microsoft QGemm: A, a_scale, a_zero_point, B, b_scale, b_zero_point
+// (per tensor or per column), C (int32, broadcast to [M, N]), y_scale, y_zero_point; attributes
+// transA, transB, alpha (beta is not read: C is added as it is, as onnxruntime does).
+//   acc = C + (A - a_zp) @ (B - b_zp[n]) in int32;  s[n] = alpha * a_scale * b_scale[n] (/ y_scale)
+//   y = requantize(acc, s[n], y_zp) with y_zero_point, else float(acc) * s[n] (float output).
+Status qgemm(KernelContext& ctx) {
+  XOPT_ASSIGN_OR_RETURN(const ir::Tensor* a, required_input(ctx, 0, "A"));
+  XOPT_ASSIGN_OR_RETURN(const ir::Tensor* a_scale, required_input(ctx, 1, "a_scale"));
+  XOPT_ASSIGN_OR_RETURN(const ir::Tensor* b, required_input(ctx, 3, "B"));
+  XOPT_ASSIGN_OR_RETURN(const ir::Tensor* b_scale, required_input(ctx, 4, "b_scale"));
+  const ir::Tensor *a_zp = ctx.input(2), *b_zp = ctx.input(5), *c = ctx.input(6);
+  const ir::Tensor *y_scale = ctx.input(7), *y_zp = ctx.input(8);
+  if (a_scale->numel() != 1 || (a_zp != nullptr && a_zp->numel() != 1))
+    return ctx.error("a_scale and a_zero_point must be scalars");
+  XOPT_ASSIGN_OR_RETURN(ir::Tensor ad, matrix_double(ctx, *a, ctx.node().attr_int("transA", 0) != 0, "A"));
+  XOPT_ASSIGN_OR_RETURN(ir::Tensor bd, matrix_double(ctx, *b, ctx.node().attr_int("transB", 0) != 0, "B"));
+  const int64_t m = ad.dims()[0], k = ad.dims()[1], n = bd.dims()[1];
+  if (bd.dims()[0] != k)
+    return ctx.error("A " + ir::dims_string(ad.dims()) + " and B " + ir::dims_string(bd.dims()) +
+                     " (as multiplied) do not match");
+  XOPT_RETURN_IF_ERROR(check_vector(ctx, b_scale, n, "b_scale"));
+  XOPT_RETURN_IF_ERROR(check_vector(ctx, b_zp, n, "b_zero_point"));
+  const double za = a_zp != nullptr ? a_zp->as_double(0) : 0.0;
+  double* pa = ad.mutable_data<double>();
+  for (int64_t i = 0; i < ad.numel(); ++i) pa[i] -= za;
+  if (b_zp != nullptr) {
+    const std::vector<double> zb = values_of(*b_zp);
+    double* pb = bd.mutable_data<double>();
+    for (int64_t i = 0; i < bd.numel(); ++i) pb[i] -= element(zb, i % n);
+  }
+  XOPT_ASSIGN_OR_RETURN(ir::Tensor acc, matmul_double(ctx, ad, bd));
+  double* pacc = acc.mutable_data<double>();
+  if (c != nullptr) {
+    if (c->dtype() != ir::DType::kInt32)
+      return ctx.error("C must be int32, got " + std::string(ir::dtype_name(c->dtype())));
+    auto dims = broadcast_shapes({acc.dims(), c->dims()});
+    if (!dims.is_ok() || *dims != acc.dims())
+      return ctx.error("C " + ir::dims_string(c->dims()) + " does not broadcast to [" +
+                       std::to_string(m) + "," + std::to_string(n) + "]");
+    const int32_t* pc = c->data<int32_t>();
+    for_each_broadcast(acc.dims(), {c->dims()}, [&](int64_t i, const int64_t* off) {
+      pacc[i] += pc[off[0]];
+    });
+  }
+  const auto alpha = ctx.node().attr_float("alpha", 1.0f);
+  const auto sa = static_cast<float>(a_scale->as_double(0));
+  const std::vector<double> sb = values_of(*b_scale);
+  std::vector<float> scale(static_cast<size_t>(n));
+  for (int64_t j = 0; j < n; ++j) {
+    float s = alpha * sa * static_cast<float>(element(sb, j));
+    if (y_scale != nullptr) s /= static_cast<float>(y_scale->as_double(0));
+    scale[static_cast<size_t>(j)] = s;
+  }
+  auto acc_at = [&](int64_t i) {
+    return static_cast<int32_t>(static_cast<int64_t>(pacc[i]));  // int32 as onnxruntime wraps it
+  };
+  if (y_zp == nullptr) {
+    XOPT_ASSIGN_OR_RETURN(ir::Tensor * y, ctx.output_uninit(0, ir::DType::kFloat, acc.dims()));
+    float* py = y->mutable_data<float>();
+    for (int64_t i = 0; i < acc.numel(); ++i)
+      py[i] = static_cast<float>(acc_at(i)) * scale[static_cast<size_t>(i % n)];
+    return Status::ok();
+  }
+  if (y_zp->numel() != 1) return ctx.error("y_zero_point must be a scalar");
+  const auto zy = static_cast<int32_t>(y_zp->as_double(0));
+  XOPT_ASSIGN_OR_RETURN(ir::Tensor * y, ctx.output_uninit(0, y_zp->dtype(), acc.dims()));
+  return dispatch_quantized(ctx, y_zp->dtype(), [&](auto tag) -> Status {
+    using Q = typename decltype(tag)::type;
+    if constexpr (sizeof(Q) == 1) {
+      Q* py = y->mutable_data<Q>();
+      for (int64_t i = 0; i < acc.numel(); ++i)
+        py[i] = mlas_requantize<Q>(acc_at(i), scale[static_cast<size_t>(i % n)], zy);
+      return Status::ok();
+    } else {
+      return ctx.unsupported("a " + std::string(ir::dtype_name(y_zp->dtype())) +
+                             " output (uint8 and int8 only)");
+    }
+  });
+}
+
 }  // namespace
 
+XOPT_CPU_KERNEL(kMs, "QGemm", 1, 1, qgemm);
 XOPT_CPU_KERNEL("", "MatMulInteger", 10, kLatestOpset, matmul_integer);
 XOPT_CPU_KERNEL("", "QLinearMatMul", 10, kLatestOpset, qlinear_matmul);
 XOPT_CPU_KERNEL(kMs, "DynamicQuantizeMatMul", 1, 1, dynamic_quantize_matmul);

@@ -129,6 +129,39 @@ inline Result<ir::Tensor> shifted_double(const KernelContext& ctx, const ir::Ten
   return out;
 }
 
+// ---- onnxruntime's MLAS arithmetic (the com.microsoft quantized ops, x86-64) ----
+//
+// Both round half to even through cvtps (the MXCSR default) after clamping in float to
+// [lowest - zp, max - zp], so the result is saturate(round(v) + zp).
+
+// MlasQuantizeLinear: round(x / scale) + zp, a true float division.
+template <typename Q>
+Q mlas_quantize(float x, float scale, int32_t zp) {
+  const float lo = static_cast<float>(static_cast<int32_t>(std::numeric_limits<Q>::min()) - zp);
+  const float hi = static_cast<float>(static_cast<int32_t>(std::numeric_limits<Q>::max()) - zp);
+  float v = x / scale;
+  v = v > lo ? v : lo;  // maxps: NaN takes the lower end
+  v = std::min(v, hi);
+  return static_cast<Q>(static_cast<int32_t>(std::nearbyint(v)) + zp);
+}
+
+// MlasRequantizeOutput: round(float(acc) * scale) + zp, one float multiply.
+template <typename Q>
+Q mlas_requantize(int32_t acc, float scale, int32_t zp) {
+  return mlas_quantize<Q>(static_cast<float>(acc) * scale, 1.0f, zp);
+}
+
+// The int32 cvtps gives for v (INT32_MIN for NaN and out of range), saturated to Q as the packing
+// instructions do (through int16).
+template <typename Q>
+Q mlas_pack(float v) {
+  const int32_t r = std::isfinite(v) && std::fabs(v) < 2147483648.0f
+                        ? static_cast<int32_t>(std::nearbyint(v))
+                        : std::numeric_limits<int32_t>::min();
+  return static_cast<Q>(std::clamp<int32_t>(r, std::numeric_limits<Q>::min(),
+                                            std::numeric_limits<Q>::max()));
+}
+
 // The values of a scale (or any small float) tensor as doubles.
 inline std::vector<double> values_of(const ir::Tensor& t) {
   std::vector<double> v(static_cast<size_t>(t.numel()));
