@@ -4,7 +4,9 @@
 //   data/recurrent: RNN, GRU and LSTM attribute combinations the ONNX node tests leave out;
 //   data/quant:     Quantize/DequantizeLinear (per axis, blocked, 16-bit, ties, saturation),
 //                   DynamicQuantizeLinear, the integer matmuls and convolutions, and the
-//                   com.microsoft DynamicQuantizeMatMul, MatMulIntegerToFloat, DynamicQuantizeLSTM.
+//                   com.microsoft DynamicQuantizeMatMul, MatMulIntegerToFloat, DynamicQuantizeLSTM;
+//   data/qoperator: onnxruntime's QOperator ops (gen/gen_qoperator.py), bit-exact, with the
+//                   elements where another rounding order gives another integer.
 #include <gtest/gtest.h>
 
 #include "tests/util/generated_cases.h"
@@ -22,6 +24,9 @@ TEST(RecurrentGenerated, MatchOnnxRuntime) {
 }
 TEST(QuantGenerated, MatchOnnxRuntime) {
   run_all("quant", 35);
+}
+TEST(QOperatorGenerated, MatchOnnxRuntime) {
+  run_all("qoperator", 50);
 }
 
 }  // namespace

@@ -30,9 +30,11 @@ def randint(lo, hi, shape, dtype):
     return rng.integers(lo, hi + 1, size=shape).astype(dtype)
 
 
-def case(sub, name, op, inputs, outputs, opset, domain="", initializers=(), ref="ort", **attrs):
+def case(sub, name, op, inputs, outputs, opset, domain="", initializers=(), ref="ort", node_attrs=None, **attrs):
     """inputs: list of (name, array or None for an omitted optional input); outputs: names ("" omits).
-    initializers: names among inputs stored as initializers instead of fed."""
+    initializers: names among inputs stored as initializers instead of fed. node_attrs: attributes
+    whose names clash with these parameters (QLinearSoftmax's `opset`)."""
+    attrs.update(node_attrs or {})
     inputs = [(n, np.asarray(a) if a is not None else None) for n, a in inputs]
     in_names = [n if a is not None else "" for n, a in inputs]
     node = helper.make_node(op, in_names, outputs, domain=domain, **attrs)

@@ -1,0 +1,1 @@
+ByJts|uzuurvtqoo

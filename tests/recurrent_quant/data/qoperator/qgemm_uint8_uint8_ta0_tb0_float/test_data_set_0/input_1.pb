@@ -1,0 +1,1 @@
+Ba_scaleJrT_=

@@ -1,0 +1,1 @@
+ByJNOh{ERJYQ<MNnbF

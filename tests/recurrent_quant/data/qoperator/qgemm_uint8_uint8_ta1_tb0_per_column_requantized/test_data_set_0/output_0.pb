@@ -1,0 +1,1 @@
+ByJbboKH_cgR9aboU3

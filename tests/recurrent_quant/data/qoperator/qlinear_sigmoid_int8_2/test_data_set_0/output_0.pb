@@ -1,0 +1,2 @@
+ByJ€\]]^^_``aaabbccddeefffgghhhiiijjjkkklllmmmnnnooooppppqqqqrrrrssssstttttuuuuuuvvvvvvwwwwwwwxxxxxxxxyyyyyyyyyyzzzzzzzzzzz{{{{{{{{{בגדהוזחטךכלםמןנעףפץצקשתûü‎‏ÿ	
+!"#$%&'()*+,-./0123456789:;<=>>?@ABCDDEFGHHIJKKLMNNOPQQRSSTUUVVWXXYZZ[[\

@@ -1,0 +1,1 @@
+ByJx!!}~}{}vyvw~|{wz|~y^]\YYZZVYVW\UWUZ]Y[W!  !!{wx}|tx~{tz~t}|tzt~UYT[]\_Y]Z\]`_\^]^XW

@@ -1,0 +1,1 @@
+ByJOrlPhgVrlYkh

@@ -1,0 +1,1 @@
+ByJj\_\Z‚tEDlSm\HKr?KB[QgwS
