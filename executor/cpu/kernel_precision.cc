@@ -122,6 +122,15 @@ const std::map<Key, std::vector<DType>>& contrib_types() {
       {{"com.microsoft", "DynamicQuantizeMatMul"}, {DType::kFloat, DType::kInt8, DType::kUInt8}},
       {{"com.microsoft", "MatMulIntegerToFloat"},
        {DType::kFloat, DType::kFloat16, DType::kInt8, DType::kUInt8}},
+      // quant_ort.cc and QGemm: 8-bit data, float scales (QGemm's output float or 8-bit; its C
+      // int32); QLinearSoftmax takes uint8 only.
+      {{"com.microsoft", "QLinearAdd"}, {DType::kFloat, DType::kInt8, DType::kUInt8}},
+      {{"com.microsoft", "QLinearMul"}, {DType::kFloat, DType::kInt8, DType::kUInt8}},
+      {{"com.microsoft", "QLinearGlobalAveragePool"}, {DType::kFloat, DType::kInt8, DType::kUInt8}},
+      {{"com.microsoft", "QLinearSigmoid"}, {DType::kFloat, DType::kInt8, DType::kUInt8}},
+      {{"com.microsoft", "QLinearConcat"}, {DType::kFloat, DType::kInt8, DType::kUInt8}},
+      {{"com.microsoft", "QLinearSoftmax"}, {DType::kFloat, DType::kUInt8}},
+      {{"com.microsoft", "QGemm"}, {DType::kFloat, DType::kInt32, DType::kInt8, DType::kUInt8}},
   };
   return m;
 }

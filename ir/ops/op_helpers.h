@@ -36,7 +36,7 @@ void register_index_ops(OpList& ops);
 void register_control_flow_ops(OpList& ops);
 void register_random_ops(OpList& ops);
 void register_sequence_ops(OpList& ops);
-void register_ml_ops(OpList& ops);  // ai.onnx.ml
+void register_ml_ops(OpList& ops);         // ai.onnx.ml
 void register_quant_ort_ops(OpList& ops);  // com.microsoft QLinear*, QGemm
 
 inline constexpr const char* kMsDomain = "com.microsoft";

@@ -1,10 +1,11 @@
 // Every shared model after fold,fuse,precision,plan in fp16 and in bf16, against the original in
 // fp32 on its test_data_set_0 input (CPU executor): cosine >= 0.999 on every output (in bf16,
-// where rounding the weights alone already costs more, within twice that), the same top-1 class on the classifiers, parameters 0.50x (plus the bytes kept fp32) and an arena at most
-// 0.55x the fp32 plan's where every node converts (see the arena comment below). Prints the
-// figures, the arena also with keep-io-types (the default). The converted models are saved with our
-// outputs and tests/precision_models/check_with_onnxruntime.py checks them with onnx.checker (full
-// check) and onnxruntime (fp16; onnxruntime's CPU provider has no bf16 kernels for these ops).
+// where rounding the weights alone already costs more, within twice that), the same top-1 class on
+// the classifiers, parameters 0.50x (plus the bytes kept fp32) and an arena at most 0.55x the fp32
+// plan's where every node converts (see the arena comment below). Prints the figures, the arena
+// also with keep-io-types (the default). The converted models are saved with our outputs and
+// tests/precision_models/check_with_onnxruntime.py checks them with onnx.checker (full check) and
+// onnxruntime (fp16; onnxruntime's CPU provider has no bf16 kernels for these ops).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -165,7 +166,8 @@ TEST(PrecisionModels, Fp16AndBf16AgainstFp32) {
     ASSERT_TRUE(want.is_ok()) << want.status().message();
     Converted fp32 = convert(path, PrecisionMode::kFp32, inputs);
     ASSERT_TRUE(fp32.ok) << name;
-    const double bf16_weights_floor = worst_cosine(run_with_bf16_weights(fp32.model, inputs), *want);
+    const double bf16_weights_floor =
+        worst_cosine(run_with_bf16_weights(fp32.model, inputs), *want);
     floors.push_back(name + " " + std::to_string(bf16_weights_floor));
     for (PrecisionMode mode : {PrecisionMode::kFp16, PrecisionMode::kBf16}) {
       const char* type = mode == PrecisionMode::kFp16 ? "fp16" : "bf16";
@@ -198,17 +200,16 @@ TEST(PrecisionModels, Fp16AndBf16AgainstFp32) {
           params, arena, arena_bare, 100 * kept, static_cast<long long>(casts), fp32.arena, c.arena,
           bare.arena);
       // cosine >= 0.999 wherever the format allows it. bf16 keeps 8 bits of mantissa: in
-      // MobileNetV2 and ShuffleNet (folded depthwise convolutions) rounding only the weights to bf16,
-      // all else fp32, already gives cosine 0.997 (the floor printed below), so no bf16 model of them
-      // that stores its weights in bf16 reaches 0.999 (`mixed` keeps them at fp16's 0.9999). There the
-      // converted model may lose at most as much again as the weights alone: 1 - cosine within twice
-      // the floor's. The other four models reach 0.99997 in bf16.
-      const double min_cosine =
-          mode == PrecisionMode::kBf16 && bf16_weights_floor < 0.999
-              ? 1 - 2 * (1 - bf16_weights_floor)
-              : 0.999;
-      EXPECT_GE(worst_cos, min_cosine) << name << " " << type << " (bf16 weights alone: cosine "
-                                       << bf16_weights_floor << ")";
+      // MobileNetV2 and ShuffleNet (folded depthwise convolutions) rounding only the weights to
+      // bf16, all else fp32, already gives cosine 0.997 (the floor printed below), so no bf16 model
+      // of them that stores its weights in bf16 reaches 0.999 (`mixed` keeps them at fp16's
+      // 0.9999). There the converted model may lose at most as much again as the weights alone: 1 -
+      // cosine within twice the floor's. The other four models reach 0.99997 in bf16.
+      const double min_cosine = mode == PrecisionMode::kBf16 && bf16_weights_floor < 0.999
+                                    ? 1 - 2 * (1 - bf16_weights_floor)
+                                    : 0.999;
+      EXPECT_GE(worst_cos, min_cosine)
+          << name << " " << type << " (bf16 weights alone: cosine " << bf16_weights_floor << ")";
       if (classifier) {
         EXPECT_TRUE(top1) << name << " " << type;
       }

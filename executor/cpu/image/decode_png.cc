@@ -15,8 +15,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <string>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace xopt::exec::image::detail {
@@ -60,7 +60,9 @@ png_voidp on_malloc(png_structp png, png_alloc_size_t size) {
   s->refused = std::max(s->refused, size);
   return nullptr;
 }
-void on_free(png_structp, png_voidp p) { std::free(p); }
+void on_free(png_structp, png_voidp p) {
+  std::free(p);
+}
 
 void on_read(png_structp png, png_bytep out, size_t n) {
   auto* s = static_cast<PngState*>(png_get_io_ptr(png));

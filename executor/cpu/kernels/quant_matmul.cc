@@ -1,7 +1,8 @@
 // Integer matrix products: MatMulInteger, QLinearMatMul, and onnxruntime's com.microsoft
-// DynamicQuantizeMatMul (A quantized on the fly to uint8), MatMulIntegerToFloat and QGemm. The products
-// are exact (double GEMMs over zero-point-shifted values, see quant_util.h); scaling follows the
-// ONNX reference (QLinearMatMul) or onnxruntime's float epilogue (the com.microsoft ops).
+// DynamicQuantizeMatMul (A quantized on the fly to uint8), MatMulIntegerToFloat and QGemm. The
+// products are exact (double GEMMs over zero-point-shifted values, see quant_util.h); scaling
+// follows the ONNX reference (QLinearMatMul) or onnxruntime's float epilogue (the com.microsoft
+// ops).
 #include <vector>
 
 #include "executor/cpu/broadcast.h"
@@ -167,7 +168,8 @@ Status matmul_integer_to_float(KernelContext& ctx) {
 // A 2-D tensor as doubles, transposed when `trans`.
 Result<ir::Tensor> matrix_double(const KernelContext& ctx, const ir::Tensor& t, bool trans,
                                  const char* what) {
-  if (t.rank() != 2) return ctx.error(std::string(what) + " must be 2-D, got " + ir::dims_string(t.dims()));
+  if (t.rank() != 2)
+    return ctx.error(std::string(what) + " must be 2-D, got " + ir::dims_string(t.dims()));
   XOPT_ASSIGN_OR_RETURN(ir::Tensor d, shifted_double(ctx, t, nullptr, false, what));
   if (!trans) return d;
   const int64_t r = t.dims()[0], c = t.dims()[1];
@@ -193,8 +195,10 @@ Status qgemm(KernelContext& ctx) {
   const ir::Tensor *y_scale = ctx.input(7), *y_zp = ctx.input(8);
   if (a_scale->numel() != 1 || (a_zp != nullptr && a_zp->numel() != 1))
     return ctx.error("a_scale and a_zero_point must be scalars");
-  XOPT_ASSIGN_OR_RETURN(ir::Tensor ad, matrix_double(ctx, *a, ctx.node().attr_int("transA", 0) != 0, "A"));
-  XOPT_ASSIGN_OR_RETURN(ir::Tensor bd, matrix_double(ctx, *b, ctx.node().attr_int("transB", 0) != 0, "B"));
+  XOPT_ASSIGN_OR_RETURN(ir::Tensor ad,
+                        matrix_double(ctx, *a, ctx.node().attr_int("transA", 0) != 0, "A"));
+  XOPT_ASSIGN_OR_RETURN(ir::Tensor bd,
+                        matrix_double(ctx, *b, ctx.node().attr_int("transB", 0) != 0, "B"));
   const int64_t m = ad.dims()[0], k = ad.dims()[1], n = bd.dims()[1];
   if (bd.dims()[0] != k)
     return ctx.error("A " + ir::dims_string(ad.dims()) + " and B " + ir::dims_string(bd.dims()) +
@@ -219,9 +223,8 @@ Status qgemm(KernelContext& ctx) {
       return ctx.error("C " + ir::dims_string(c->dims()) + " does not broadcast to [" +
                        std::to_string(m) + "," + std::to_string(n) + "]");
     const int32_t* pc = c->data<int32_t>();
-    for_each_broadcast(acc.dims(), {c->dims()}, [&](int64_t i, const int64_t* off) {
-      pacc[i] += pc[off[0]];
-    });
+    for_each_broadcast(acc.dims(), {c->dims()},
+                       [&](int64_t i, const int64_t* off) { pacc[i] += pc[off[0]]; });
   }
   const auto alpha = ctx.node().attr_float("alpha", 1.0f);
   const auto sa = static_cast<float>(a_scale->as_double(0));

@@ -227,8 +227,9 @@ Status qlinear_concat(KernelContext& ctx) {
   XOPT_ASSIGN_OR_RETURN(const ir::Tensor* y_zp, required_input(ctx, 1, "Y_zero_point"));
   XOPT_ASSIGN_OR_RETURN(int32_t zy, zero_point_input(ctx, 1, "Y_zero_point"));
   if (ctx.num_inputs() < 5 || (ctx.num_inputs() - 2) % 3 != 0)
-    return ctx.error("takes Y_scale, Y_zero_point and then (X, X_scale, X_zero_point) triples, got " +
-                     std::to_string(ctx.num_inputs()) + " inputs");
+    return ctx.error(
+        "takes Y_scale, Y_zero_point and then (X, X_scale, X_zero_point) triples, got " +
+        std::to_string(ctx.num_inputs()) + " inputs");
   std::vector<Quantized> in;
   for (size_t i = 2; i < ctx.num_inputs(); i += 3) {
     XOPT_ASSIGN_OR_RETURN(Quantized q, quantized_input(ctx, i, "X"));
@@ -290,9 +291,9 @@ Status qlinear_softmax(KernelContext& ctx) {
   const int64_t opset = ctx.node().attr_int("opset", 0);
   const std::vector<int64_t>& d = x.x->dims();
   const auto rank = static_cast<int64_t>(d.size());
-  XOPT_ASSIGN_OR_RETURN(int64_t axis,
-                        normalize_axis(ctx, ctx.node().attr_int("axis", opset < 13 ? 1 : -1),
-                                       rank, "axis"));
+  XOPT_ASSIGN_OR_RETURN(
+      int64_t axis,
+      normalize_axis(ctx, ctx.node().attr_int("axis", opset < 13 ? 1 : -1), rank, "axis"));
   if (x.x->dtype() != ir::DType::kUInt8)
     return ctx.unsupported("QLinearSoftmax of " + std::string(ir::dtype_name(x.x->dtype())) +
                            " (uint8 only)");

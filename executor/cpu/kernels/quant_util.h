@@ -158,8 +158,8 @@ Q mlas_pack(float v) {
   const int32_t r = std::isfinite(v) && std::fabs(v) < 2147483648.0f
                         ? static_cast<int32_t>(std::nearbyint(v))
                         : std::numeric_limits<int32_t>::min();
-  return static_cast<Q>(std::clamp<int32_t>(r, std::numeric_limits<Q>::min(),
-                                            std::numeric_limits<Q>::max()));
+  return static_cast<Q>(
+      std::clamp<int32_t>(r, std::numeric_limits<Q>::min(), std::numeric_limits<Q>::max()));
 }
 
 // The values of a scale (or any small float) tensor as doubles.
