@@ -45,6 +45,12 @@ inline std::map<std::string, ir::Tensor> random_inputs(const ir::Graph& g, uint3
         case ir::DType::kBool:
           t.mutable_data<bool>()[i] = (rng() & 1) != 0;
           break;
+        case ir::DType::kInt8:
+          t.mutable_data<int8_t>()[i] = static_cast<int8_t>(static_cast<int>(rng() % 256) - 128);
+          break;
+        case ir::DType::kUInt8:
+          t.mutable_data<uint8_t>()[i] = static_cast<uint8_t>(rng() % 256);
+          break;
         default:
           ADD_FAILURE() << "random_inputs: no generator for the dtype of " << v->name();
       }
