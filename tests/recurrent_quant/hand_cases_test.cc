@@ -217,5 +217,35 @@ TEST(QuantInference, OutputTypesFollowTheOpset) {
             "uint8[1,4,5,5] int32[1,4,2,2] int32[N,2,6]");
 }
 
+// QLinearSoftmax over [0, 255] with y_scale 1e-30: floor(1 / y_scale) * the max's share
+// overflows float; onnxruntime converts that to uint32 (undefined), here it saturates. The row's
+// smallest value (exp(-255 * 0.1) of the max) still rounds to a large number and saturates too.
+TEST(QOperatorTest, SoftmaxPastUint32Saturates) {
+  const char* text = R"(<ir_version: 8, opset_import: ["" : 17, "com.microsoft" : 1]>
+    g (uint8[1,2] x, float xs, uint8 xz, float ys, uint8 yz) => (uint8[1,2] y) {
+      y = com.microsoft.QLinearSoftmax <axis = 1, opset = 13> (x, xs, xz, ys, yz)
+    })";
+  auto out = run_one(text, {Tensor::of<uint8_t>({1, 2}, {0, 255}), Tensor::scalar<float>(0.1f),
+                            Tensor::scalar<uint8_t>(0), Tensor::scalar<float>(1e-30f),
+                            Tensor::scalar<uint8_t>(0)});
+  EXPECT_EQ(values<uint8_t>(out[0]), (std::vector<uint8_t>{255, 255}));
+}
+
+// A zero point must be an 8-bit integer (a float one would be cast to int, undefined past its
+// range).
+TEST(QOperatorTest, FloatZeroPointIsRefused) {
+  const char* text = R"(<ir_version: 8, opset_import: ["" : 17, "com.microsoft" : 1]>
+    g (uint8[2] x, float xs, float xz, float ys, uint8 yz) => (uint8[2] y) {
+      y = com.microsoft.QLinearSigmoid (x, xs, xz, ys, yz)
+    })";
+  Status s;
+  run_one(text,
+          {Tensor::of<uint8_t>({2}, {0, 255}), Tensor::scalar<float>(0.1f),
+           Tensor::scalar<float>(1e30f), Tensor::scalar<float>(0.01f), Tensor::scalar<uint8_t>(0)},
+          &s);
+  EXPECT_NE(s.message().find("X_zero_point must be uint8 or int8, got float"), std::string::npos)
+      << s.message();
+}
+
 }  // namespace
 }  // namespace xopt::exec

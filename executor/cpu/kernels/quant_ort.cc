@@ -38,13 +38,16 @@ Result<float> scale_input(const KernelContext& ctx, size_t i, const char* what) 
   return static_cast<float>(t->as_double(0));
 }
 
-// A zero-point input: an integer scalar, 0 when omitted.
+// A zero-point input: a uint8 or int8 scalar, 0 when omitted.
 Result<int32_t> zero_point_input(const KernelContext& ctx, size_t i, const char* what) {
   const ir::Tensor* t = ctx.input(i);
   if (t == nullptr) return 0;
   if (t->numel() != 1)
     return ctx.error(std::string(what) + " must be a scalar, got " + ir::dims_string(t->dims()));
-  return static_cast<int32_t>(t->as_double(0));
+  if (t->dtype() == ir::DType::kUInt8) return static_cast<int32_t>(t->data<uint8_t>()[0]);
+  if (t->dtype() == ir::DType::kInt8) return static_cast<int32_t>(t->data<int8_t>()[0]);
+  return ctx.error(std::string(what) + " must be uint8 or int8, got " +
+                   std::string(ir::dtype_name(t->dtype())));
 }
 
 // Calls f(TypeTag<Q>) for uint8 and int8, the types these kernels take.
@@ -327,9 +330,10 @@ Status qlinear_softmax(KernelContext& ctx) {
         continue;
       }
       for (int64_t k = 0; k < len; ++k) {
-        const auto q = static_cast<uint32_t>(std::nearbyint(t[px[base + k * inner]] * ys / sum)) +
-                       static_cast<uint32_t>(zy);
-        py[base + k * inner] = q > 255 ? 255 : static_cast<uint8_t>(q);
+        // onnxruntime converts to uint32 whatever the value (undefined past its range, as with
+        // a y_scale so small that the product overflows): here those saturate.
+        const float v = std::nearbyint(t[px[base + k * inner]] * ys / sum) + static_cast<float>(zy);
+        py[base + k * inner] = v >= 0 && v <= 255 ? static_cast<uint8_t>(v) : (v < 0 ? 0 : 255);
       }
     }
   }
