@@ -101,8 +101,10 @@ Status qlinear_conv(KernelContext& ctx) {
     for (int64_t i = 0; i < acc.numel(); ++i) {
       const auto m = static_cast<size_t>((i / spatial) % std::max<int64_t>(m_out, 1));
       if constexpr (sizeof(Q) == 1) {
-        // onnxruntime's MlasRequantizeOutput: float(acc) * multiplier in float.
-        yd[i] = mlas_requantize<Q>(static_cast<int32_t>(ad[i]), mult[m], static_cast<int32_t>(yz));
+        // onnxruntime's MlasRequantizeOutput: float(acc) * multiplier in float, acc in int32
+        // (wrapping, as its accumulator does).
+        yd[i] = mlas_requantize<Q>(static_cast<int32_t>(static_cast<int64_t>(ad[i])), mult[m],
+                                   static_cast<int32_t>(yz));
       } else {
         yd[i] = saturate_round<Q>(round_half_even(ad[i] * mult[m]) + yz);
       }
