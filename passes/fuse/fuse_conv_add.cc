@@ -43,6 +43,7 @@ class FuseConvAdd final : public fuse::NodeRewritePass {
     if (sole_reader(y) != op || conv->num_outputs() != 1) return false;
     // The conv's rank and output channels, from W's shape.
     const ir::Value* w = conv->input(1);
+    if (w == nullptr) return false;  // a Conv without W (at an opset our registry has no schema of)
     const ir::Shape& ws = w->shape();
     if (!ws.has_rank() || ws.rank() < 3 || !ws[0].is_known() || !ws[1].is_known()) return false;
     const size_t rank = ws.rank();
