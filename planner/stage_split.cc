@@ -219,6 +219,7 @@ Result<std::vector<ir::Model>> stage_models(const ir::Model& model,
           XOPT_RETURN_IF_ERROR(add_info(sg->mutable_output(), v));
       }
     XOPT_ASSIGN_OR_RETURN(ir::Model m, ir::model_from_proto(std::move(sp), model.base_dir));
+    XOPT_RETURN_IF_ERROR(ir::infer_shapes(*m.graph));
     out.push_back(std::move(m));
   }
   return out;

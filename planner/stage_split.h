@@ -47,13 +47,15 @@ struct StageSplit {
 // largest sum; returns each run's first index (the first is 0). parts must be in [1, size].
 std::vector<size_t> min_max_partition(const std::vector<double>& values, size_t parts);
 
-// The split of `order` (a topological order of `graph`'s nodes) over `devices` stages.
+// The split of `order` (a topological order of `graph`'s nodes, shapes inferred: value sizes and
+// time estimates read them) over `devices` stages.
 Result<StageSplit> split_into_stages(const ir::Graph& graph,
                                      const std::vector<const ir::Node*>& order, size_t devices,
                                      const DeviceModel& device = {});
 
 // Each stage as a model: its nodes in order, the initializers they read, the graph inputs and
-// received values as inputs, the sent values and graph outputs it produces as outputs.
+// received values as inputs, the sent values and graph outputs it produces as outputs; shapes
+// inferred, so each can be planned.
 Result<std::vector<ir::Model>> stage_models(const ir::Model& model,
                                             const std::vector<const ir::Node*>& order,
                                             const StageSplit& split);

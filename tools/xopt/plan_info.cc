@@ -3,15 +3,19 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "ir/onnx_io.h"
+#include "ir/shape_inference.h"
 #include "pipeline/algorithm_choices.h"
 #include "planner/annotate.h"
 #include "planner/memory_plan.h"
 #include "planner/offload.h"
 #include "planner/plan_text.h"
+#include "planner/planner.h"
 #include "planner/report.h"
 #include "planner/shape_range.h"
+#include "planner/stage_split.h"
 #include "tools/xopt/command.h"
 
 namespace xopt::tool {
@@ -20,7 +24,51 @@ namespace {
 struct PlanInfoOptions {
   std::string model;
   bool values = false;
+  size_t devices = 0;
 };
+
+// --devices N: the planned order cut into N pipeline stages (planner/stage_split.h), each stage
+// planned on its own, and what crosses each cut.
+int print_stages(ir::Model& model, const planner::MemoryPlan& p, size_t devices,
+                 const std::string& path) {
+  Status inferred = ir::infer_shapes(*model.graph);  // value sizes and time estimates need shapes
+  if (!inferred.is_ok()) return report(inferred, path);
+  auto order = planner::resolve_node_order(*model.graph, p);
+  if (!order.is_ok()) return report(order.status(), path);
+  auto split = planner::split_into_stages(*model.graph, *order, devices);
+  if (!split.is_ok()) return report_error(kExitUsage, split.status().message(), path);
+  auto stages = planner::stage_models(model, *order, *split);
+  if (!stages.is_ok()) return report(stages.status(), path);
+  std::vector<size_t> arenas;
+  for (const ir::Model& m : *stages) {
+    planner::PlanOptions po;
+    po.alignment = p.alignment;
+    po.io_in_arena = p.io_in_arena;
+    auto sp = planner::plan(*m.graph, po);
+    if (!sp.is_ok()) return report(sp.status(), path);
+    arenas.push_back(sp->arena_bytes);
+  }
+  std::printf(
+      "split over %zu devices (contiguous stages of the plan's order, balancing parameter "
+      "and estimated-time shares; each stage planned on its own):\n",
+      devices);
+  std::printf("  %-6s %7s %12s %10s %12s %6s %9s\n", "stage", "nodes", "parameters", "est. ms",
+              "arena", "load", "receives");
+  for (size_t s = 0; s < split->stages.size(); ++s) {
+    const planner::Stage& st = split->stages[s];
+    std::printf("  %-6zu %7zu %12s %10.3f %12s %6.3f %9zu\n", s, st.end - st.begin,
+                planner::human_bytes(st.parameter_bytes).c_str(), st.estimated_ms,
+                planner::human_bytes(arenas[s]).c_str(), st.load, st.receives.size());
+  }
+  size_t bytes = 0;
+  for (const planner::Transfer& t : split->transfers) bytes += t.bytes;
+  std::printf("  transfers: %zu values, %s in all\n", split->transfers.size(),
+              planner::human_bytes(bytes).c_str());
+  for (const planner::Transfer& t : split->transfers)
+    std::printf("    %s: stage %zu -> %zu, %s\n", t.value.c_str(), t.from, t.to,
+                planner::human_bytes(t.bytes).c_str());
+  return kExitOk;
+}
 
 int run_plan_info(const PlanInfoOptions& o) {
   auto loaded = ir::load_model(o.model);
@@ -68,6 +116,7 @@ int run_plan_info(const PlanInfoOptions& o) {
       for (const auto& [node, choice] : choices->nodes)
         std::printf("  %s: %s\n", node.c_str(), choice.c_str());
   }
+  if (o.devices != 0) return print_stages(*loaded, p, o.devices, o.model);
   return kExitOk;
 }
 
@@ -76,6 +125,11 @@ std::function<int()> setup_plan_info(CLI::App& sub) {
   sub.add_option("model", o->model, "A model planned by xopt (--passes=...,plan)")->required();
   sub.add_flag("--values", o->values,
                "Also print every planned value (offset, size, steps, alias)");
+  sub.add_option("--devices", o->devices,
+                 "Also show how the plan's order would split over N devices in pipeline stages "
+                 "(each stage's parameters, estimated time, own arena, and the values crossing "
+                 "each cut); the executors do not run splits yet")
+      ->check(CLI::Range(size_t{1}, size_t{4096}));
   return [o] { return run_plan_info(*o); };
 }
 
