@@ -88,7 +88,10 @@ Result<StageSplit> split_into_stages(const ir::Graph& graph,
   if (order.size() < devices)
     return invalid_argument("cannot split " + std::to_string(order.size()) + " nodes over " +
                             std::to_string(devices) + " devices (one node at least per device)");
-  (void)graph;
+  if (order.size() != graph.num_nodes())
+    return invalid_argument("the order names " + std::to_string(order.size()) +
+                            " nodes but the graph has " + std::to_string(graph.num_nodes()) +
+                            ": every node must be in exactly one stage");
   const std::vector<double> ms = estimate_node_ms(order, device);
   std::vector<double> params(order.size(), 0.0);
   std::unordered_set<const ir::Value*> seen;

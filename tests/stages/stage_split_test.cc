@@ -228,6 +228,16 @@ TEST(StageSplit, MoreDevicesThanNodesIsAnError) {
   ASSERT_FALSE(split.is_ok());
   EXPECT_NE(split.status().message().find("cannot split 1 nodes over 2 devices"), std::string::npos)
       << split.status().message();
+  // An order that leaves a node out would leave it in no stage.
+  ir::Model two = test::parse_text(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[4] x) => (float[4] y) { a = Relu(x)
+      y = Neg(a) })");
+  auto partial = split_into_stages(*two.graph, {graph_order(*two.graph)[0]}, 1);
+  ASSERT_FALSE(partial.is_ok());
+  EXPECT_NE(partial.status().message().find("the order names 1 nodes but the graph has 2"),
+            std::string::npos)
+      << partial.status().message();
 }
 
 }  // namespace
